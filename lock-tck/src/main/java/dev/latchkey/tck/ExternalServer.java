@@ -1,0 +1,95 @@
+package dev.latchkey.tck;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real backend server for tests: the URI in an environment variable if one is set (point tests at
+ * any existing server), else a local server started once per JVM by the project's script
+ * {@code scripts/<name>.sh start <stateDir>} — which prints the server's URI as its last line — and
+ * stopped by {@code scripts/<name>.sh stop <stateDir>} when the JVM exits.
+ *
+ * <p>Never skips: when neither works, {@link #uri} throws, so a missing server fails the build.
+ */
+public final class ExternalServer {
+    private static final Map<String, String> STARTED = new ConcurrentHashMap<>();
+
+    private ExternalServer() {}
+
+    /**
+     * @param envVar e.g. {@code LATCHKEY_TEST_POSTGRES_URI}
+     * @param name   the script's name under {@code scripts/}, without {@code .sh}
+     */
+    public static String uri(String envVar, String name) {
+        String fromEnv = System.getenv(envVar);
+        if (fromEnv != null && !fromEnv.isBlank()) return fromEnv.trim();
+        return STARTED.computeIfAbsent(name, n -> start(envVar, n));
+    }
+
+    /** The repository root: {@code -Dlatchkey.repo.root}, else the nearest parent holding {@code scripts/}. */
+    public static Path repoRoot() {
+        String prop = System.getProperty("latchkey.repo.root");
+        if (prop != null && Files.isDirectory(Paths.get(prop, "scripts"))) return Paths.get(prop);
+        for (Path p = Paths.get("").toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.isDirectory(p.resolve("scripts"))) return p;
+        }
+        throw new IllegalStateException("cannot find the repository's scripts/ folder from " + Paths.get("").toAbsolutePath());
+    }
+
+    /** Runs {@code scripts/<name>.sh <args…>} and returns its last line of output. */
+    public static String script(String name, String... args) {
+        Path script = repoRoot().resolve("scripts").resolve(name + ".sh");
+        if (!Files.isRegularFile(script)) throw new IllegalStateException("missing " + script);
+        try {
+            Path log = Files.createTempFile("latchkey-" + name, ".log");
+            List<String> cmd = new java.util.ArrayList<>(List.of("bash", script.toString()));
+            cmd.addAll(List.of(args));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(false)
+                    .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                throw new IllegalStateException(script + " " + String.join(" ", args) + " failed (exit "
+                        + (p.isAlive() ? "timeout" : p.exitValue()) + "):\n" + out + Files.readString(log));
+            }
+            String[] lines = out.strip().split("\n");
+            return lines[lines.length - 1].trim();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + script + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + script, e);
+        }
+    }
+
+    private static String start(String envVar, String name) {
+        try {
+            Path state = Files.createTempDirectory("latchkey-" + name + "-");
+            String uri;
+            try {
+                uri = script(name, "start", state.toString());
+            } catch (IllegalStateException e) {
+                throw new IllegalStateException("no " + name + " server: set " + envVar
+                        + " to an existing one, or make scripts/" + name + ".sh start work (run scripts/install.sh first)", e);
+            }
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    script(name, "stop", state.toString());
+                } catch (RuntimeException ignored) {
+                    // the JVM is exiting; the script's own cleanup is best effort
+                }
+            }, "stop-" + name));
+            return uri;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create a state directory for " + name, e);
+        }
+    }
+}
