@@ -109,6 +109,15 @@ public abstract class ManagedLease implements Lease {
         return options;
     }
 
+    /**
+     * How long before the store's expiry this lease turns invalid locally (TTL/5). A backend that
+     * releases a local hold on loss (an OS lock) waits this long first, so no one gets in before
+     * the TTL has really passed.
+     */
+    protected final Duration safetyMargin() {
+        return Duration.ofNanos(marginNanos);
+    }
+
     @Override
     public final boolean isValid() {
         return state == State.HELD && time.nanoTime() - validUntilNanos < 0;

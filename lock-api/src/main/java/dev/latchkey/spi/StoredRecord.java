@@ -9,7 +9,9 @@ import java.util.Objects;
  * @param data    the bytes last written
  * @param version opaque; changes on every write (an ETag, a generation, a counter)
  * @param age     how long ago this version was written, measured by the store's own clock
- *                (e.g. S3's {@code Date} minus {@code Last-Modified}); {@code null} when the store
+ *                (e.g. S3's {@code Date} minus {@code Last-Modified}), rounded so that it never
+ *                overstates the true age (a record judged older than it is would be taken over
+ *                early); {@code null} when the store
  *                cannot tell, in which case staleness is judged by watching the version unchanged
  *                for a full TTL on the local monotonic clock
  */

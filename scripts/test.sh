@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: install the servers' software, then mvn verify.
+# Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
+# server named by LATCHKEY_TEST_<NAME>_URI when set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+mvn -B -ntp verify "$@"
