@@ -49,16 +49,23 @@ public final class ExternalServer {
         if (!Files.isRegularFile(script)) throw new IllegalStateException("missing " + script);
         try {
             Path log = Files.createTempFile("latchkey-" + name, ".log");
+            Path stdout = Files.createTempFile("latchkey-" + name, ".out");
             List<String> cmd = new java.util.ArrayList<>(List.of("bash", script.toString()));
             cmd.addAll(List.of(args));
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(false)
+            // stdout goes to a file, not a pipe: a server the script leaves running with the pipe
+            // inherited would otherwise keep the read open forever and hang the test run
+            Process p = new ProcessBuilder(cmd)
+                    .redirectOutput(stdout.toFile())
                     .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+            boolean finished = p.waitFor(10, TimeUnit.MINUTES);
+            if (!finished) p.destroyForcibly();
+            String out = Files.readString(stdout, StandardCharsets.UTF_8);
+            Files.deleteIfExists(stdout);
+            if (!finished || p.exitValue() != 0) {
                 throw new IllegalStateException(script + " " + String.join(" ", args) + " failed (exit "
-                        + (p.isAlive() ? "timeout" : p.exitValue()) + "):\n" + out + Files.readString(log));
+                        + (finished ? p.exitValue() : "timeout") + "):\n" + out + Files.readString(log));
             }
             String[] lines = out.strip().split("\n");
             return lines[lines.length - 1].trim();

@@ -1,0 +1,291 @@
+package dev.latchkey.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.StoredRecord;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The contract of the compare-and-swap primitive ({@link ConditionalStore}) under the lease
+ * engine. A store proves itself by subclassing this and implementing {@link #newStore()}: an
+ * independent client (own connections) on the same backing store each time.
+ *
+ * <p><b>What is checked</b>: read, create, replace and delete semantics with stale versions, and
+ * the one rule everything rests on, raced for real: of {@link #raceThreads()} clients creating one
+ * absent name at the same instant exactly one wins, and of the same clients replacing one record
+ * expecting the same version exactly one wins — every round of {@link #raceRounds()}. Several S3
+ * emulators fail this; a lock built on them would let two holders in.
+ *
+ * <p>Every write carries distinct bytes: stores whose version is a content hash (S3 ETags) only
+ * promise a new version for new content, and the lease engine never writes the same record twice.
+ * Names are unique per test ({@code [a-z0-9_~-]}, as {@code LockNames} makes them). The default
+ * volume is about 3,200 write attempts per run; lower the hooks for a store that suffers under
+ * many overwrites.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+public abstract class ConditionalStoreContract {
+    private final List<ConditionalStore> stores = new CopyOnWriteArrayList<>();
+    private final String tag = "tck-cas-" + UUID.randomUUID().toString().substring(0, 8);
+
+    /** A fresh, independent client of the store under test; closed after the test. */
+    protected abstract ConditionalStore newStore() throws Exception;
+
+    /** Rounds of each race. Default 200. */
+    protected int raceRounds() {
+        return 200;
+    }
+
+    /** Clients racing in each round, each with its own store client and thread. Default 8. */
+    protected int raceThreads() {
+        return 8;
+    }
+
+    @AfterEach
+    void closeStores() {
+        RuntimeException first = null;
+        for (ConditionalStore s : stores) {
+            try {
+                s.close();
+            } catch (RuntimeException e) {
+                if (first == null) first = e;
+            }
+        }
+        stores.clear();
+        if (first != null) throw first;
+    }
+
+    @Test
+    void createReadReplaceDelete() throws Exception {
+        ConditionalStore s = store();
+        ConditionalStore other = store();
+        String n = name("basic");
+        byte[] d1 = bytes("first");
+        byte[] d2 = bytes("second");
+        byte[] d3 = bytes("third");
+
+        assertThat(s.read(n)).as("read of a missing name").isEmpty();
+        String v1 = s.create(n, d1).orElseThrow(() -> new AssertionError("create of a missing name failed"));
+        assertThat(other.create(n, d2)).as("create on an existing name").isEmpty();
+        StoredRecord r1 = other.read(n).orElseThrow(() -> new AssertionError("created record not readable"));
+        assertThat(r1.data()).isEqualTo(d1);
+        assertThat(r1.version()).isEqualTo(v1);
+
+        String v2 = other.replace(n, v1, d2).orElseThrow(() -> new AssertionError("replace with the current version failed"));
+        assertThat(v2).as("version after replace").isNotEqualTo(v1);
+        assertThat(s.replace(n, v1, d3)).as("replace with a stale version").isEmpty();
+        assertThat(s.read(n).map(StoredRecord::data)).as("data after a refused replace").contains(d2);
+        assertThat(s.delete(n, v1)).as("delete with a stale version").isFalse();
+        assertThat(s.read(n).map(StoredRecord::version)).contains(v2);
+
+        String v3 = s.replace(n, v2, d3).orElseThrow(() -> new AssertionError("second replace failed"));
+        assertThat(Set.of(v1, v2, v3)).as("versions of three writes").hasSize(3);
+        assertThat(other.delete(n, v3)).as("delete with the current version").isTrue();
+        assertThat(s.read(n)).as("read after delete").isEmpty();
+        assertThat(s.delete(n, v3)).as("delete of a missing name").isFalse();
+        assertThat(s.replace(n, v3, d1)).as("replace of a missing name").isEmpty();
+
+        String v4 = s.create(n, d1).orElseThrow(() -> new AssertionError("create after delete failed"));
+        assertThat(s.replace(n, v3, d2)).as("replace with the version of the deleted record").isEmpty();
+        assertThat(s.read(n).map(StoredRecord::version)).contains(v4);
+    }
+
+    @Test
+    void dataIsBinarySafe() throws Exception {
+        ConditionalStore s = store();
+        String n = name("binary");
+        byte[] all = new byte[256 * 4];
+        for (int i = 0; i < all.length; i++) all[i] = (byte) i;
+        s.create(n, all).orElseThrow(() -> new AssertionError("create failed"));
+        assertThat(store().read(n).map(StoredRecord::data)).contains(all);
+    }
+
+    @Test
+    void listByNamePrefix() throws Exception {
+        ConditionalStore s = store();
+        String p = name("list-");
+        s.create(p + "a", bytes("a")).orElseThrow(() -> new AssertionError("create failed"));
+        String vb = s.create(p + "b", bytes("b")).orElseThrow(() -> new AssertionError("create failed"));
+        s.create(name("lis"), bytes("decoy")).orElseThrow(() -> new AssertionError("create failed"));
+
+        assertThat(store().list(p)).containsExactlyInAnyOrder(p + "a", p + "b");
+        assertThat(s.delete(p + "b", vb)).isTrue();
+        assertThat(store().list(p)).containsExactly(p + "a");
+    }
+
+    @Test
+    void awaitChangeReturns() throws Exception {
+        ConditionalStore s = store();
+        String n = name("await");
+        String v = s.create(n, bytes("x")).orElseThrow(() -> new AssertionError("create failed"));
+        s.awaitChange(n, v, Duration.ofMillis(50));
+        assertThat(s.describe()).isNotBlank();
+    }
+
+    @Test
+    void racingCreatesHaveExactlyOneWinner() throws Exception {
+        List<ConditionalStore> clients = clients();
+        int threads = clients.size();
+        List<String> failures = new ArrayList<>();
+        String base = name("create-race-");
+        race(threads, raceRounds(), (round, i) -> () -> clients.get(i).create(base + round, payload(round, i)),
+                (round, versions) -> {
+                    int winner = onlyWinner(versions);
+                    if (winner < 0) {
+                        failures.add("round " + round + ": " + winners(versions) + " creators won");
+                        return;
+                    }
+                    verifyRecord(clients.get((winner + 1) % threads), base + round, versions.get(winner),
+                            payload(round, winner), round, failures);
+                });
+        assertThat(failures).as("rounds of %d racing creates that did not have exactly one winner", threads).isEmpty();
+    }
+
+    @Test
+    void racingReplacesOfOneVersionHaveExactlyOneWinner() throws Exception {
+        List<ConditionalStore> clients = clients();
+        int threads = clients.size();
+        String n = name("replace-race");
+        clients.get(0).create(n, bytes("start")).orElseThrow(() -> new AssertionError("create failed"));
+        List<String> failures = new ArrayList<>();
+        List<Set<String>> seenPerRound = new ArrayList<>();
+        race(threads, raceRounds(), (round, i) -> {
+            // every client reads for itself before the barrier; nothing writes until all have read
+            StoredRecord seen = clients.get(i).read(n).orElseThrow(() -> new AssertionError("record vanished"));
+            synchronized (seenPerRound) {
+                while (seenPerRound.size() <= round) seenPerRound.add(new HashSet<>());
+                seenPerRound.get(round).add(seen.version());
+            }
+            return () -> clients.get(i).replace(n, seen.version(), payload(round, i));
+        }, (round, versions) -> {
+            if (seenPerRound.get(round).size() != 1) {
+                failures.add("round " + round + ": clients read different versions with no write in between: "
+                        + seenPerRound.get(round));
+                return;
+            }
+            int winner = onlyWinner(versions);
+            if (winner < 0) {
+                failures.add("round " + round + ": " + winners(versions) + " replacers won");
+                return;
+            }
+            verifyRecord(clients.get((winner + 1) % threads), n, versions.get(winner),
+                    payload(round, winner), round, failures);
+        });
+        assertThat(failures).as("rounds of %d racing replaces that did not have exactly one winner", threads).isEmpty();
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Prepares one client's attempt (before the barrier) and returns the write to race (after it). */
+    private interface Attempt {
+        Callable<Optional<String>> prepare(int round, int client) throws Exception;
+    }
+
+    private interface Verdict {
+        void judge(int round, List<Optional<String>> versions);
+    }
+
+    /**
+     * Runs {@code rounds} rounds; in each, {@code threads} threads prepare, wait at a barrier and
+     * then all write at once. The verdict sees every thread's result before the next round starts.
+     */
+    private static void race(int threads, int rounds, Attempt attempt, Verdict verdict) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CyclicBarrier barrier = new CyclicBarrier(threads);
+        try {
+            for (int round = 0; round < rounds; round++) {
+                int r = round;
+                List<Future<Optional<String>>> results = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    int client = i;
+                    results.add(pool.submit(() -> {
+                        Callable<Optional<String>> write = attempt.prepare(r, client);
+                        barrier.await(60, TimeUnit.SECONDS);
+                        return write.call();
+                    }));
+                }
+                List<Optional<String>> versions = new ArrayList<>();
+                for (Future<Optional<String>> f : results) {
+                    try {
+                        versions.add(f.get(120, TimeUnit.SECONDS));
+                    } catch (ExecutionException e) {
+                        if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
+                        if (e.getCause() instanceof Error) throw (Error) e.getCause();
+                        throw e;
+                    }
+                }
+                verdict.judge(r, versions);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static int winners(List<Optional<String>> versions) {
+        return (int) versions.stream().filter(Optional::isPresent).count();
+    }
+
+    /** Index of the only successful attempt, or -1 if there were none or several. */
+    private static int onlyWinner(List<Optional<String>> versions) {
+        if (winners(versions) != 1) return -1;
+        for (int i = 0; i < versions.size(); i++) if (versions.get(i).isPresent()) return i;
+        return -1;
+    }
+
+    private static void verifyRecord(ConditionalStore reader, String n, Optional<String> version, byte[] data,
+                                     int round, List<String> failures) {
+        Optional<StoredRecord> r = reader.read(n);
+        if (r.isEmpty()) {
+            failures.add("round " + round + ": record missing after the race");
+        } else if (!r.get().version().equals(version.orElseThrow())) {
+            failures.add("round " + round + ": stored version " + r.get().version() + " is not the winner's " + version.get());
+        } else if (!Arrays.equals(r.get().data(), data)) {
+            failures.add("round " + round + ": stored data is not the winner's");
+        }
+    }
+
+    private List<ConditionalStore> clients() throws Exception {
+        List<ConditionalStore> clients = new ArrayList<>();
+        for (int i = 0; i < raceThreads(); i++) clients.add(store());
+        return clients;
+    }
+
+    private ConditionalStore store() throws Exception {
+        ConditionalStore s = newStore();
+        assertThat(s).as("newStore returned null").isNotNull();
+        stores.add(s);
+        return s;
+    }
+
+    /** A unique, LockNames-safe name for this test. */
+    private String name(String what) {
+        return tag + "-" + what;
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] payload(int round, int client) {
+        return bytes("round=" + round + ";client=" + client);
+    }
+}

@@ -1,0 +1,957 @@
+package dev.latchkey.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.latchkey.Capability;
+import dev.latchkey.InvalidLockKeyException;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.TimeSource;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The contract every {@link LockManager} keeps, as JUnit 5 tests. A backend proves itself by
+ * subclassing this in its test sources and implementing one factory:
+ * <pre>{@code
+ * class MyBackendTckTest extends LockManagerContract {
+ *     @Override protected LockManager newManager(LockContext context) {
+ *         return Latchkey.open(myServerUri, context);
+ *     }
+ * }
+ * }</pre>
+ * Each call to {@link #newManager(LockContext)} must return a fresh, independent manager on the
+ * <em>same</em> backing store — its own connections, as if in another process. The contract closes
+ * every manager (and releases every lease it took) after each test. Keys carry a random tag, so
+ * tests and runs sharing one store never collide.
+ *
+ * <p><b>What is checked</b>: mutual exclusion (across threads and managers, under contention with
+ * an overlap and lost-update referee), release, renew and heartbeat past the TTL, takeover of an
+ * abandoned lease after its TTL and never before, force release (the broken holder's renew and
+ * release raise {@link LeaseLostException} without disturbing the new holder), lease-loss
+ * listeners, fencing-token order, hostile and invalid keys, that a client whose wall clock is
+ * an hour off takes nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
+ * JVMs and the fate of a lock whose holder process was killed. Tests of an undeclared {@link Capability} are skipped through
+ * JUnit assumptions that name the capability.
+ *
+ * <p><b>Timing</b>: every time-based test asserts orderings measured on the monotonic clock
+ * ("the contender's success came at least a TTL after the holder started acquiring"), never an
+ * upper bound tighter than many seconds, so a loaded machine slows the run but does not fail it.
+ * Tune with {@link #shortTtl()} and the contention hooks for slow stores.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+public abstract class LockManagerContract {
+
+    /** Limit for events that must happen "soon" (a listener firing, a single call returning). */
+    private static final Duration GENEROUS = Duration.ofSeconds(30);
+
+    private final List<LockManager> managers = new CopyOnWriteArrayList<>();
+    private final List<Lease> leases = new CopyOnWriteArrayList<>();
+    /** Random per test: keys never collide across tests or runs on a shared store. */
+    private final String tag = "tck-" + UUID.randomUUID().toString().substring(0, 8);
+
+    /**
+     * A fresh, independent manager on the backend under test, built with {@code context} (which
+     * may carry a skewed wall clock). Called several times per test; each must behave like a
+     * separate process sharing the store.
+     */
+    protected abstract LockManager newManager(LockContext context) throws Exception;
+
+    /** {@link #newManager(LockContext)} with default clocks; the manager is closed after the test. */
+    protected final LockManager newManager() throws Exception {
+        return manager(LockContext.defaults());
+    }
+
+    /**
+     * TTL of the leases that the expiry, takeover, renew, heartbeat and clock-skew tests let run
+     * out or keep alive. Default 1 s. Raise it for a store whose round trip is more than a few
+     * percent of it or whose expiry has coarse resolution (e.g. whole seconds). Tests wait about
+     * 2.5 times this value.
+     */
+    protected Duration shortTtl() {
+        return Duration.ofSeconds(1);
+    }
+
+    /** Independent managers in the contention test. Default 4. */
+    protected int contentionManagers() {
+        return 4;
+    }
+
+    /** Threads per manager in the contention test. Default 2. */
+    protected int contentionThreadsPerManager() {
+        return 2;
+    }
+
+    /** Critical sections each contention thread runs. Default 25 (so 200 in all by default). */
+    protected int contentionRounds() {
+        return 25;
+    }
+
+    /**
+     * How long one {@code acquire} may wait in the contention test before the test fails.
+     * Default 2 minutes: long enough for every other thread to pass ahead on a slow store.
+     */
+    protected Duration contentionMaxWait() {
+        return Duration.ofMinutes(2);
+    }
+
+    /**
+     * The backend's URI as another process would open it, for the multi-process tests: child JVMs
+     * get this JVM's class path and the URI in an environment variable (never on a command line).
+     * Default {@code null}: those tests are skipped, as they must be for {@code mem://}, whose
+     * store lives inside one JVM.
+     */
+    protected String uriForOtherProcesses() {
+        return null;
+    }
+
+    /** JVMs in the multi-process contention test. Default 4. */
+    protected int processContenders() {
+        return 4;
+    }
+
+    /** Critical sections each of those JVMs runs. Default 10. */
+    protected int processRounds() {
+        return 10;
+    }
+
+    @AfterEach
+    void closeEverything() {
+        RuntimeException first = null;
+        for (Lease lease : leases) {
+            try {
+                if (lease.isValid()) lease.release();
+            } catch (RuntimeException e) {
+                // lost or already released leases are expected here; the test asserted what mattered
+            }
+        }
+        for (LockManager m : managers) {
+            try {
+                m.close();
+            } catch (RuntimeException e) {
+                if (first == null) first = e;
+            }
+        }
+        leases.clear();
+        managers.clear();
+        if (first != null) throw first;
+    }
+
+    // ---------------------------------------------------------------- single holder and basics
+
+    @Test
+    void singleHolder() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("single");
+        Lease lease = hold(a, k, longLease("holder"));
+
+        assertThat(lease.key()).isEqualTo(k);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.leaseId()).isNotBlank();
+        assertThat(lease.owner()).isEqualTo(owner("holder"));
+        assertThat(tryTake(b, k, longLease("contender"))).as("second manager while held").isEmpty();
+        assertThat(tryTake(a, k, longLease("contender"))).as("same manager again while held (locks are not reentrant)").isEmpty();
+
+        LockInfo info = b.inspect(k).orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
+        assertThat(info.key()).isEqualTo(k);
+        assertThat(info.leaseId()).isEqualTo(lease.leaseId());
+        assertThat(info.owner()).isEqualTo(owner("holder"));
+        assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(lease.isValid()).isTrue();
+    }
+
+    @Test
+    void ownerAndMetadataRoundTripThroughInspect() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("metadata");
+        Map<String, String> metadata = Map.of("job", "nightly-export", "run.id", "42",
+                "note", "'quoted' \"double\" =&%; \u00fcn\u00efc\u00f6d\u00e9 \uD83D\uDD12", "empty", "");
+        String owner = owner("ops") + " (host: build-7; pid 4242)";
+        Lease lease = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(owner).withMetadata(metadata));
+
+        LockInfo info = b.inspect(k).orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
+        assertThat(info.owner()).isEqualTo(owner);
+        assertThat(info.metadata()).isEqualTo(metadata);
+        assertThat(lease.info().metadata()).isEqualTo(metadata);
+    }
+
+    @Test
+    void racingTryAcquireOnOneManagerHasOneWinner() throws Exception {
+        LockManager a = newManager();
+        String k = key("same-manager-race");
+        int threads = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Optional<Lease>>> attempts = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                attempts.add(pool.submit(() -> {
+                    go.await();
+                    return tryTake(a, k, longLease("racer"));
+                }));
+            }
+            go.countDown();
+            int winners = 0;
+            for (Future<Optional<Lease>> f : attempts) {
+                if (f.get(GENEROUS.toSeconds(), TimeUnit.SECONDS).isPresent()) winners++;
+            }
+            assertThat(winners).as("threads of one manager racing tryAcquire on a free key").isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void twoKeysAreIndependent() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k1 = key("one");
+        String k2 = key("two");
+        Lease l1 = hold(a, k1, longLease("one"));
+        Lease l2 = hold(b, k2, longLease("two"));
+
+        assertThat(tryTake(b, k1, longLease("x"))).isEmpty();
+        assertThat(tryTake(a, k2, longLease("x"))).isEmpty();
+        assertThat(a.inspect(k1).map(LockInfo::leaseId)).contains(l1.leaseId());
+        assertThat(a.inspect(k2).map(LockInfo::leaseId)).contains(l2.leaseId());
+
+        l1.release();
+        assertThat(l2.isValid()).as("releasing one key leaves the other held").isTrue();
+        assertThat(a.inspect(k2).map(LockInfo::leaseId)).contains(l2.leaseId());
+        assertThat(tryTake(a, k2, longLease("x"))).isEmpty();
+    }
+
+    @Test
+    void releaseThenReacquire() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("release");
+        Lease first = hold(a, k, longLease("first"));
+        first.release();
+
+        assertThat(first.isValid()).as("a released lease is not valid").isFalse();
+        first.release(); // idempotent once it succeeded
+        assertThat(b.inspect(k)).as("inspect after release").isEmpty();
+
+        Lease second = hold(b, k, longLease("second"));
+        assertThat(second.leaseId()).isNotEqualTo(first.leaseId());
+        second.close();
+        Lease third = hold(a, k, longLease("third"));
+        assertThat(third.isValid()).isTrue();
+        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(third.leaseId());
+    }
+
+    @Test
+    void inspectOfFreeKeyIsEmpty() throws Exception {
+        LockManager a = newManager();
+        assertThat(a.inspect(key("never-used"))).isEmpty();
+    }
+
+    @Test
+    void tryAcquireNeverWaits() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("no-wait");
+        hold(a, k, longLease("holder"));
+        // the holder keeps the lock for a minute: a tryAcquire that waited would not return in time
+        Optional<Lease> attempt = within(Duration.ofSeconds(10), "tryAcquire on a held key",
+                () -> tryTake(b, k, longLease("contender")));
+        assertThat(attempt).isEmpty();
+    }
+
+    @Test
+    void acquireTimesOutNamingTheHolder() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("timeout");
+        String holder = owner("holder-to-name");
+        hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(holder));
+
+        assertThatThrownBy(() -> track(b.acquire(k, Duration.ofMillis(300), longLease("waiter"))))
+                .isExactlyInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining(holder)
+                .satisfies(t -> {
+                    LockTimeoutException e = (LockTimeoutException) t;
+                    assertThat(e.key()).isEqualTo(k);
+                    e.holder().ifPresent(h -> assertThat(h.owner()).isEqualTo(holder));
+                });
+    }
+
+    @Test
+    void acquireWaitsForRelease() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("handoff");
+        Lease first = hold(a, k, longLease("first"));
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                () -> track(b.acquire(k, GENEROUS, longLease("waiter"))));
+        first.release();
+        Lease second = waiter.get(GENEROUS.toSeconds() + 10, TimeUnit.SECONDS);
+        assertThat(second.isValid()).isTrue();
+        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(second.leaseId());
+        if (declares(a, Capability.FENCING_TOKENS)) {
+            assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        }
+    }
+
+    // ---------------------------------------------------------------- renew, heartbeat, expiry
+
+    @Test
+    void renewKeepsLeasePastItsTtl() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("renew");
+        Duration ttl = shortTtl();
+        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withoutHeartbeat().withOwner(owner("renewer")));
+        long start = System.nanoTime();
+        int renewals = 0;
+        while (System.nanoTime() - start < ttl.toNanos() * 5 / 2) {
+            lease.renew();
+            renewals++;
+            assertThat(lease.isValid()).isTrue();
+            assertThat(tryTake(b, k, abandoned("contender")))
+                    .as("contender after %d renewals, %d ms into a %d ms lease", renewals,
+                            elapsedMillis(start), ttl.toMillis())
+                    .isEmpty();
+            pace(ttl.dividedBy(10));
+        }
+        assertThat(lease.isValid()).isTrue();
+        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
+        lease.release();
+        assertThat(b.inspect(k)).isEmpty();
+    }
+
+    @Test
+    void heartbeatKeepsLeaseAliveUnattended() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("heartbeat");
+        Duration ttl = shortTtl();
+        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withOwner(owner("heartbeat"))); // default heartbeat ttl/3
+        AtomicBoolean lost = new AtomicBoolean();
+        lease.onLost(e -> lost.set(true));
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < ttl.toNanos() * 5 / 2) {
+            assertThat(tryTake(b, k, abandoned("contender")))
+                    .as("contender %d ms into a heartbeating %d ms lease", elapsedMillis(start), ttl.toMillis())
+                    .isEmpty();
+            assertThat(lease.isValid()).as("heartbeating lease %d ms in", elapsedMillis(start)).isTrue();
+            pace(pollInterval());
+        }
+        assertThat(lost).as("lease-lost listener of a heartbeating lease").isFalse();
+        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
+        lease.release();
+    }
+
+    @Test
+    void abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("abandoned");
+        Duration ttl = shortTtl();
+        long acquireStart = System.nanoTime();
+        Lease old = hold(a, k, abandoned("crashed"));
+        CountDownLatch lostFired = new CountDownLatch(1);
+        old.onLost(e -> lostFired.countDown());
+
+        Lease taken = pollUntilAcquired(b, k, longLease("successor"), takeoverLimit());
+        long takenAt = System.nanoTime();
+
+        assertThat(Duration.ofNanos(takenAt - acquireStart))
+                .as("time from the holder's acquire to the contender's takeover (TTL %s)", ttl)
+                .isGreaterThanOrEqualTo(ttl);
+        assertThat(old.isValid()).as("the abandoned lease once someone else holds the key").isFalse();
+        assertThat(lostFired.await(GENEROUS.toMillis(), TimeUnit.MILLISECONDS))
+                .as("lease-lost listener of the abandoned lease fired").isTrue();
+        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(old::release).isInstanceOf(LeaseLostException.class);
+        assertThat(taken.isValid()).isTrue();
+        assertThat(a.inspect(k).map(LockInfo::leaseId)).as("inspect after the old holder's failed release")
+                .contains(taken.leaseId());
+        if (declares(a, Capability.FENCING_TOKENS)) {
+            assertThat(taken.fencingToken()).isGreaterThan(old.fencingToken());
+        }
+    }
+
+    @Test
+    void lostListenerFiresWhenBrokenWhileHeartbeating() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("lost-listener");
+        Lease lease = hold(a, k, LeaseOptions.ttl(shortTtl()).withOwner(owner("victim")));
+        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+        AtomicBoolean validWhenFired = new AtomicBoolean(true);
+        lease.onLost(e -> {
+            validWhenFired.set(lease.isValid());
+            lost.complete(e);
+        });
+
+        assertThat(b.forceRelease(k)).isTrue();
+        LeaseLostException cause = lost.get(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(cause).isNotNull();
+        assertThat(validWhenFired).as("isValid() as seen by the listener").isFalse();
+        assertThat(lease.isValid()).isFalse();
+        AtomicBoolean late = new AtomicBoolean();
+        lease.onLost(e -> late.set(true));
+        assertThat(late).as("a listener added after the loss runs at once").isTrue();
+        assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void lostListenerFiresWhenAbandonedLeaseRunsOut() throws Exception {
+        LockManager a = newManager();
+        String k = key("runs-out");
+        Lease lease = hold(a, k, abandoned("forgetful"));
+        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+        AtomicBoolean validWhenFired = new AtomicBoolean(true);
+        lease.onLost(e -> {
+            validWhenFired.set(lease.isValid());
+            lost.complete(e);
+        });
+        assertThat(lost.get(shortTtl().toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS)).isNotNull();
+        assertThat(validWhenFired).as("isValid() as seen by the listener").isFalse();
+        assertThat(lease.isValid()).isFalse();
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void lostListenerIsNotCalledOnRelease() throws Exception {
+        LockManager a = newManager();
+        String k = key("released-not-lost");
+        Lease lease = hold(a, k, LeaseOptions.ttl(shortTtl()).withOwner(owner("tidy")));
+        AtomicBoolean lost = new AtomicBoolean();
+        lease.onLost(e -> lost.set(true));
+        long start = System.nanoTime();
+        lease.release();
+        // nothing to await: give a wrongly kept heartbeat or deadline task the time to misfire
+        pace(Duration.ofNanos(shortTtl().toNanos() * 3 / 2 - (System.nanoTime() - start)));
+        assertThat(lost).as("lease-lost listener after a normal release").isFalse();
+    }
+
+    // ---------------------------------------------------------------- force release
+
+    @Test
+    void forceReleaseBreaksTheHolderWithoutDisturbingTheNext() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        LockManager c = newManager();
+        String k = key("force");
+        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
+
+        assertThat(b.forceRelease(k)).as("forceRelease of a held key").isTrue();
+        assertThat(b.inspect(k)).as("inspect after forceRelease").isEmpty();
+        Lease next = hold(c, k, longLease("next"));
+
+        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(old::release).isInstanceOf(LeaseLostException.class);
+        assertThat(old.isValid()).isFalse();
+
+        assertThat(next.isValid()).as("new holder after the old one's failed renew and release").isTrue();
+        for (LockManager m : List.of(a, b, c)) {
+            assertThat(m.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
+        }
+        next.renew();
+        assertThat(tryTake(a, k, longLease("x"))).isEmpty();
+        if (declares(a, Capability.FENCING_TOKENS)) {
+            assertThat(next.fencingToken()).isGreaterThan(old.fencingToken());
+        }
+        next.release();
+        assertThat(a.inspect(k)).isEmpty();
+    }
+
+    @Test
+    void brokenHolderCannotReleaseTheFreedKey() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("force-free");
+        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
+        assertThat(b.forceRelease(k)).isTrue();
+
+        assertThatThrownBy(old::release).as("release after being broken, nobody else holding")
+                .isInstanceOf(LeaseLostException.class);
+        Lease next = hold(b, k, longLease("next"));
+        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
+        assertThat(next.isValid()).isTrue();
+        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
+    }
+
+    @Test
+    void forceReleaseOfFreeKeyReturnsFalse() throws Exception {
+        LockManager a = newManager();
+        String k = key("force-nothing");
+        assertThat(a.forceRelease(k)).as("never used").isFalse();
+        hold(a, k, longLease("brief")).release();
+        assertThat(a.forceRelease(k)).as("released").isFalse();
+    }
+
+    // ---------------------------------------------------------------- fencing
+
+    @Test
+    void fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease() throws Exception {
+        LockManager a = newManager();
+        requireCapability(a, Capability.FENCING_TOKENS);
+        LockManager b = newManager();
+        LockManager c = newManager();
+        String k = key("fencing");
+        List<Long> tokens = new ArrayList<>();
+
+        Lease l = hold(a, k, longLease("1"));                      // first ever
+        tokens.add(checkedToken(b, l));
+        l.release();
+        l = hold(b, k, longLease("2"));                             // after release, other manager
+        tokens.add(checkedToken(a, l));
+        l.release();
+        l = hold(b, k, longLease("3"));                             // after release, same manager
+        tokens.add(checkedToken(a, l));
+        assertThat(c.forceRelease(k)).isTrue();
+        l = hold(a, k, abandoned("4"));                             // after force release
+        tokens.add(checkedToken(c, l));
+        l = pollUntilAcquired(c, k, longLease("5"), takeoverLimit()); // after takeover
+        tokens.add(checkedToken(a, l));
+        l.release();
+        l = hold(a, k, longLease("6"));
+        tokens.add(checkedToken(b, l));
+
+        assertThat(tokens).as("fencing tokens of successive holders").allMatch(t -> t > 0);
+        assertThat(tokens).as("fencing tokens of successive holders").isSorted().doesNotHaveDuplicates();
+    }
+
+    // ---------------------------------------------------------------- keys
+
+    @Test
+    void hostileKeysLockIndependentlyAndRoundTrip() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        List<String> keys = TckKeys.hostile(tag);
+        assertThat(keys).hasSizeGreaterThanOrEqualTo(30);
+        List<String> failures = new ArrayList<>();
+        Map<String, Lease> held = new LinkedHashMap<>();
+
+        for (String k : keys) {
+            check(failures, k, "tryAcquire", () -> {
+                Optional<Lease> l = tryTake(a, k, longLease("hostile"));
+                if (l.isEmpty()) return "free key refused (collides with another hostile key?)";
+                held.put(k, l.get());
+                return l.get().key().equals(k) ? null : "lease.key() is " + show(l.get().key());
+            });
+        }
+        for (Map.Entry<String, Lease> e : held.entrySet()) {
+            String k = e.getKey();
+            check(failures, k, "second manager's tryAcquire", () ->
+                    tryTake(b, k, longLease("x")).isPresent() ? "acquired a held key" : null);
+            check(failures, k, "inspect", () -> {
+                Optional<LockInfo> info = b.inspect(k);
+                if (info.isEmpty()) return "held key shows no holder";
+                if (!info.get().key().equals(k)) return "key came back as " + show(info.get().key());
+                return info.get().leaseId().equals(e.getValue().leaseId()) ? null : "leaseId differs";
+            });
+        }
+        for (Map.Entry<String, Lease> e : held.entrySet()) {
+            check(failures, e.getKey(), "release", () -> {
+                e.getValue().release();
+                return b.inspect(e.getKey()).isPresent() ? "still held after release" : null;
+            });
+        }
+        assertThat(failures).as("hostile keys that misbehaved (of %d)", keys.size()).isEmpty();
+    }
+
+    @Test
+    void invalidKeysAreRefusedBeforeAnyIo() throws Exception {
+        LockManager a = newManager();
+        LeaseOptions o = longLease("invalid");
+        for (String k : TckKeys.invalid()) {
+            String what = k == null ? "null" : show(k);
+            assertThatThrownBy(() -> track(a.tryAcquire(k))).as("tryAcquire(%s)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> track(a.tryAcquire(k, o))).as("tryAcquire(%s, options)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100)))).as("acquire(%s)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o))).as("acquire(%s, options)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> a.inspect(k)).as("inspect(%s)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> a.forceRelease(k)).as("forceRelease(%s)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
+        }
+    }
+
+    @Test
+    void listByPrefix() throws Exception {
+        LockManager a = newManager();
+        requireCapability(a, Capability.LIST);
+        LockManager b = newManager();
+        // '%' and '_' must be literal: a LIKE pattern built from the prefix would also match "ZZx/"
+        String prefix = key("list%_x/");
+        Lease one = hold(a, prefix + "one", longLease("lister"));
+        Lease two = hold(b, prefix + "two", longLease("lister"));
+        hold(a, key("listZZx/") + "decoy", longLease("decoy"));
+        hold(a, key("lis"), longLease("decoy"));
+        hold(a, prefix + "gone", longLease("gone")).release();
+
+        Map<String, String> listed = a.list(prefix).stream()
+                .collect(Collectors.toMap(LockInfo::key, LockInfo::leaseId));
+        assertThat(listed).as("list(%s)", prefix).containsExactlyInAnyOrderEntriesOf(Map.of(
+                prefix + "one", one.leaseId(), prefix + "two", two.leaseId()));
+        assertThat(b.list(key(""))).extracting(LockInfo::key).as("list of the whole test tag")
+                .containsExactlyInAnyOrder(prefix + "one", prefix + "two", key("listZZx/") + "decoy", key("lis"));
+        one.release();
+        assertThat(b.list(prefix)).extracting(LockInfo::key).containsExactly(prefix + "two");
+    }
+
+    // ---------------------------------------------------------------- clock skew
+
+    @ParameterizedTest(name = "wall clock {0} on the {1}")
+    @CsvSource({"PT1H, contender", "-PT1H, contender", "PT1H, holder", "-PT1H, holder"})
+    void skewedWallClockTakesNothingEarly(Duration offset, String skewedSide) throws Exception {
+        LockContext skewed = LockContext.defaults().withTime(TimeSource.wallClockOffsetBy(offset));
+        boolean holderSkewed = skewedSide.equals("holder");
+        LockManager holder = holderSkewed ? manager(skewed) : newManager();
+        LockManager contender = holderSkewed ? newManager() : manager(skewed);
+        Duration ttl = shortTtl();
+        String liveKey = key("skew-live");
+        String deadKey = key("skew-abandoned");
+
+        Lease live = hold(holder, liveKey, heartbeating("live"));
+        long deadStart = System.nanoTime();
+        Lease dead = hold(holder, deadKey, abandoned("dead"));
+        Long takenAt = null;
+        while (System.nanoTime() - deadStart < ttl.toNanos() * 5 / 2) {
+            assertThat(tryTake(contender, liveKey, longLease("contender")))
+                    .as("contender on a heartbeating lease, %d ms in", elapsedMillis(deadStart)).isEmpty();
+            if (takenAt == null && tryTake(contender, deadKey, longLease("contender")).isPresent()) {
+                takenAt = System.nanoTime();
+            }
+            pace(pollInterval());
+        }
+        if (takenAt == null) {
+            pollUntilAcquired(contender, deadKey, longLease("contender"), takeoverLimit());
+            takenAt = System.nanoTime();
+        }
+        assertThat(Duration.ofNanos(takenAt - deadStart)).as("takeover of the abandoned lease after (TTL %s)", ttl)
+                .isGreaterThanOrEqualTo(ttl);
+        assertThat(dead.isValid()).isFalse();
+        assertThat(live.isValid()).as("heartbeating lease").isTrue();
+        assertThat(contender.inspect(liveKey).map(LockInfo::leaseId)).contains(live.leaseId());
+    }
+
+    // ---------------------------------------------------------------- contention
+
+    @Test
+    void contentionKeepsCriticalSectionsApart() throws Exception {
+        List<LockManager> ms = new ArrayList<>();
+        for (int i = 0; i < contentionManagers(); i++) ms.add(newManager());
+        boolean fencing = declares(ms.get(0), Capability.FENCING_TOKENS);
+        String k = key("contention");
+        int rounds = contentionRounds();
+        int threads = contentionManagers() * contentionThreadsPerManager();
+        CriticalSectionChecker checker = new CriticalSectionChecker();
+        List<String> invalidInside = new CopyOnWriteArrayList<>();
+
+        runConcurrently(threads, i -> {
+            LockManager m = ms.get(i % ms.size());
+            LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(owner("worker-" + i));
+            for (int r = 0; r < rounds; r++) {
+                Lease lease = track(m.acquire(k, contentionMaxWait(), o));
+                checker.enter(lease.fencingToken());
+                try {
+                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r);
+                    checker.work();
+                } finally {
+                    checker.exit();
+                }
+                lease.release();
+            }
+            return null;
+        });
+
+        int total = threads * rounds;
+        assertThat(checker.overlaps()).as("overlapping critical sections (%s)", checker.summary()).isZero();
+        assertThat(checker.sections()).isEqualTo(total);
+        assertThat(checker.counter()).as("unprotected counter after %d sections: lost updates", total).isEqualTo(total);
+        assertThat(invalidInside).as("sections entered with an invalid lease").isEmpty();
+        if (fencing) {
+            assertThat(checker.tokenOrderViolations()).as("fencing tokens in order of entry").isEmpty();
+        }
+    }
+
+    @Test
+    void racingTakeoverOfAbandonedLeaseHasOneWinner() throws Exception {
+        LockManager a = newManager();
+        String k = key("takeover-race");
+        int racers = contentionManagers();
+        List<LockManager> ms = new ArrayList<>();
+        for (int i = 0; i < racers; i++) ms.add(newManager());
+        long start = System.nanoTime();
+        hold(a, k, abandoned("crashed"));
+        List<Lease> winners = new CopyOnWriteArrayList<>();
+        AtomicLong firstWinAt = new AtomicLong();
+        long limit = takeoverLimit().toNanos();
+
+        runConcurrently(racers, i -> {
+            LeaseOptions o = longLease("racer-" + i);
+            while (winners.isEmpty() && System.nanoTime() - start < limit) {
+                Optional<Lease> l = tryTake(ms.get(i), k, o);
+                if (l.isPresent()) {
+                    firstWinAt.compareAndSet(0, System.nanoTime());
+                    winners.add(l.get());
+                } else {
+                    pace(Duration.ofMillis(2));
+                }
+            }
+            tryTake(ms.get(i), k, o).ifPresent(winners::add); // once someone won, nobody else may
+            return null;
+        });
+
+        assertThat(winners).as("racers that took the abandoned lease").hasSize(1);
+        assertThat(Duration.ofNanos(firstWinAt.get() - start)).isGreaterThanOrEqualTo(shortTtl());
+        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(winners.get(0).leaseId());
+    }
+
+    // ---------------------------------------------------------------- other processes
+
+    @Test
+    void processesContendingOnOneKeyNeverOverlap(@TempDir Path work) throws Exception {
+        String uri = requireProcessUri();
+        boolean fencing = declares(newManager(), Capability.FENCING_TOKENS);
+        MultiProcessContention.Report report = MultiProcessContention.run(uri, key("processes"),
+                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5));
+        assertThat(report.violations()).as("audit of %d processes x %d sections", processContenders(), processRounds())
+                .isEmpty();
+    }
+
+    @Test
+    void killedHolderProcessLosesTheLock(@TempDir Path work) throws Exception {
+        String uri = requireProcessUri();
+        LockManager a = newManager();
+        boolean detects = declares(a, Capability.HOLDER_DEATH_DETECTION);
+        // a store that notices dead holders must free the key long before the TTL; others at the TTL
+        Duration ttl = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
+        String k = key("killed-holder");
+        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work);
+        try {
+            assertThat(tryTake(a, k, longLease("heir"))).as("while the holder process lives").isEmpty();
+            assertThat(a.inspect(k).map(LockInfo::fencingToken)).contains(holder.fencingToken());
+        } finally {
+            holder.process().destroyForcibly().waitFor();
+        }
+        Duration limit = detects ? GENEROUS : ttl.plus(takeoverLimit());
+        Lease next = pollUntilAcquired(a, k, longLease("heir"), limit);
+        if (declares(a, Capability.FENCING_TOKENS)) {
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+        }
+    }
+
+    private String requireProcessUri() {
+        String uri = uriForOtherProcesses();
+        Assumptions.assumeTrue(uri != null,
+                "uriForOtherProcesses() is not overridden: multi-process test skipped (the store is not shared across processes)");
+        return uri;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** Key unique to this test: {@code <tag>/<name>}. */
+    protected final String key(String name) {
+        return tag + "/" + name;
+    }
+
+    /** Fails the test as skipped, naming the capability, unless {@code manager} declares it. */
+    protected static void requireCapability(LockManager manager, Capability capability) {
+        Assumptions.assumeTrue(manager.capabilities().contains(capability),
+                () -> manager.description() + " does not declare capability " + capability + ": test skipped");
+    }
+
+    private static boolean declares(LockManager manager, Capability capability) {
+        return manager.capabilities().contains(capability);
+    }
+
+    private LockManager manager(LockContext context) throws Exception {
+        LockManager m = newManager(context);
+        assertThat(m).as("newManager returned null").isNotNull();
+        managers.add(m);
+        return m;
+    }
+
+    private String owner(String role) {
+        return "tck-" + role + "@" + tag;
+    }
+
+    private LeaseOptions longLease(String role) {
+        return LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(owner(role));
+    }
+
+    /** A lease nobody renews: what a crashed holder leaves behind. */
+    private LeaseOptions abandoned(String role) {
+        return LeaseOptions.ttl(shortTtl()).withoutHeartbeat().withOwner(owner(role));
+    }
+
+    /** A short lease with a brisk heartbeat, for tests whose subject is not the heartbeat itself. */
+    private LeaseOptions heartbeating(String role) {
+        return LeaseOptions.ttl(shortTtl()).withHeartbeat(shortTtl().dividedBy(6)).withOwner(owner(role));
+    }
+
+    private Duration pollInterval() {
+        return Duration.ofMillis(Math.max(5, shortTtl().toMillis() / 50));
+    }
+
+    /** How long a contender may poll for an abandoned lease before the test fails. */
+    private Duration takeoverLimit() {
+        return shortTtl().multipliedBy(10).plus(GENEROUS);
+    }
+
+    private Lease track(Lease lease) {
+        if (lease != null) leases.add(lease);
+        return lease;
+    }
+
+    private Optional<Lease> track(Optional<Lease> lease) {
+        lease.ifPresent(leases::add);
+        return lease;
+    }
+
+    private Optional<Lease> tryTake(LockManager m, String k, LeaseOptions o) {
+        return track(m.tryAcquire(k, o));
+    }
+
+    /** A tryAcquire that must succeed. */
+    private Lease hold(LockManager m, String k, LeaseOptions o) {
+        return tryTake(m, k, o).orElseThrow(() -> new AssertionError("tryAcquire of free key " + show(k) + " failed"));
+    }
+
+    /** Polls tryAcquire until it succeeds; fails after {@code limit}. */
+    private Lease pollUntilAcquired(LockManager m, String k, LeaseOptions o, Duration limit) throws InterruptedException {
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < limit.toNanos()) {
+            Optional<Lease> l = tryTake(m, k, o);
+            if (l.isPresent()) return l.get();
+            pace(pollInterval());
+        }
+        return fail("key " + show(k) + " was still not free after " + limit.toMillis() + " ms of polling");
+    }
+
+    /** The lease's token, after checking that {@code other} sees the same one through inspect. */
+    private static long checkedToken(LockManager other, Lease lease) {
+        assertThat(other.inspect(lease.key()).map(LockInfo::fencingToken))
+                .as("inspect's token for %s", lease.owner()).contains(lease.fencingToken());
+        return lease.fencingToken();
+    }
+
+    private interface Worker {
+        Void run(int index) throws Exception;
+    }
+
+    /** Runs {@code threads} workers released together; rethrows the first failure. */
+    private static void runConcurrently(int threads, Worker worker) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<Void>> results = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                int index = i;
+                results.add(pool.submit(() -> {
+                    go.await();
+                    return worker.run(index);
+                }));
+            }
+            go.countDown();
+            for (Future<Void> f : results) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
+                    if (e.getCause() instanceof Error) throw (Error) e.getCause();
+                    throw e;
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static <T> T within(Duration limit, String what, Callable<T> call) throws Exception {
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            return one.submit(call).get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            return fail(what + " did not return within " + limit.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
+            throw e;
+        } finally {
+            one.shutdownNow();
+        }
+    }
+
+    private interface Check {
+        String run() throws Exception;
+    }
+
+    /** Runs one per-key check, collecting a readable failure instead of stopping at the first. */
+    private static void check(List<String> failures, String k, String step, Check check) {
+        try {
+            String problem = check.run();
+            if (problem != null) failures.add(show(k) + " — " + step + ": " + problem);
+        } catch (Exception | AssertionError e) {
+            failures.add(show(k) + " — " + step + " threw " + e);
+        }
+    }
+
+    /** Pacing between polls (not synchronisation: every test asserts on observed state). */
+    private static void pace(Duration d) throws InterruptedException {
+        if (!d.isNegative() && !d.isZero()) TimeUnit.NANOSECONDS.sleep(d.toNanos());
+    }
+
+    private static long elapsedMillis(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    /** A key as Java source text, so invisible and look-alike characters show in messages. */
+    static String show(String k) {
+        StringBuilder sb = new StringBuilder("\"");
+        int shown = Math.min(k.length(), 80);
+        for (int i = 0; i < shown; i++) {
+            char c = k.charAt(i);
+            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') sb.append(c);
+            else sb.append(String.format("\\u%04x", (int) c));
+        }
+        if (shown < k.length()) sb.append("…(").append(k.length()).append(" chars)");
+        return sb.append('"').toString();
+    }
+}

@@ -1,0 +1,216 @@
+package dev.latchkey.tck;
+
+import dev.latchkey.Capability;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockManager;
+import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.mem.MemStore;
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.StoredRecord;
+import dev.latchkey.spi.TimeSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * Deliberately wrong backends, each with one classic bug, for {@link TckSelfTest} to prove that
+ * the contracts catch it. Nothing here is for real use.
+ */
+final class BrokenBackends {
+    private static final AtomicLong VERSIONS = new AtomicLong();
+
+    private BrokenBackends() {}
+
+    /** One stored record of the broken stores; a {@code Map<String, Rec>} is their shared backing. */
+    record Rec(byte[] data, String version, Instant writtenAt) {}
+
+    /** Check-then-act with a pause in between: racing creators and replacers can all win. */
+    static final class RacyStore implements ConditionalStore {
+        private final Map<String, Rec> map;
+
+        RacyStore(Map<String, Rec> shared) {
+            this.map = shared;
+        }
+
+        @Override
+        public Optional<StoredRecord> read(String name) {
+            return Optional.ofNullable(map.get(name)).map(r -> new StoredRecord(r.data().clone(), r.version(), null));
+        }
+
+        @Override
+        public Optional<String> create(String name, byte[] data) {
+            if (map.containsKey(name)) return Optional.empty();
+            window();
+            return Optional.of(put(name, data));
+        }
+
+        @Override
+        public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+            Rec cur = map.get(name);
+            if (cur == null || !cur.version().equals(expectedVersion)) return Optional.empty();
+            window();
+            return Optional.of(put(name, data));
+        }
+
+        @Override
+        public boolean delete(String name, String expectedVersion) {
+            Rec cur = map.get(name);
+            if (cur == null || !cur.version().equals(expectedVersion)) return false;
+            map.remove(name);
+            return true;
+        }
+
+        @Override
+        public List<String> list(String prefix) {
+            return map.keySet().stream().filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
+        }
+
+        @Override
+        public String describe() {
+            return "racy://";
+        }
+
+        @Override
+        public void close() {}
+
+        private String put(String name, byte[] data) {
+            String v = Long.toString(VERSIONS.incrementAndGet());
+            map.put(name, new Rec(data.clone(), v, Instant.now()));
+            return v;
+        }
+
+        /** The gap between check and write in which every other racer also passes the check. */
+        private static void window() {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A correct CAS map whose record age is its writer's wall clock subtracted from the reader's. */
+    static final class WallClockAgeStore implements ConditionalStore {
+        private final Map<String, Rec> map;
+        private final TimeSource time;
+
+        WallClockAgeStore(Map<String, Rec> shared, TimeSource time) {
+            this.map = shared;
+            this.time = time;
+        }
+
+        @Override
+        public Optional<StoredRecord> read(String name) {
+            return Optional.ofNullable(map.get(name)).map(r -> new StoredRecord(r.data().clone(), r.version(),
+                    Duration.between(r.writtenAt(), time.now())));
+        }
+
+        @Override
+        public Optional<String> create(String name, byte[] data) {
+            Rec fresh = rec(data);
+            return map.putIfAbsent(name, fresh) == null ? Optional.of(fresh.version()) : Optional.empty();
+        }
+
+        @Override
+        public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+            Rec fresh = rec(data);
+            Rec after = map.computeIfPresent(name, (n, cur) -> cur.version().equals(expectedVersion) ? fresh : cur);
+            return after == fresh ? Optional.of(fresh.version()) : Optional.empty();
+        }
+
+        @Override
+        public boolean delete(String name, String expectedVersion) {
+            Rec cur = map.get(name);
+            return cur != null && cur.version().equals(expectedVersion) && map.remove(name, cur);
+        }
+
+        @Override
+        public List<String> list(String prefix) {
+            return map.keySet().stream().filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
+        }
+
+        @Override
+        public String describe() {
+            return "wallclock://";
+        }
+
+        @Override
+        public void close() {}
+
+        private Rec rec(byte[] data) {
+            return new Rec(data.clone(), Long.toString(VERSIONS.incrementAndGet()), time.now());
+        }
+    }
+
+    /** The reference store, except that records look twice as old as they are: takeover at TTL/2. */
+    static LockManager earlyExpiry(String name, LockContext context) {
+        MemStore mem = MemStore.named(name);
+        ConditionalStore doubled = new ConditionalStore() {
+            @Override public Optional<StoredRecord> read(String n) {
+                return mem.read(n).map(r -> new StoredRecord(r.data(), r.version(), r.age().multipliedBy(2)));
+            }
+            @Override public Optional<String> create(String n, byte[] d) { return mem.create(n, d); }
+            @Override public Optional<String> replace(String n, String v, byte[] d) { return mem.replace(n, v, d); }
+            @Override public boolean delete(String n, String v) { return mem.delete(n, v); }
+            @Override public List<String> list(String p) { return mem.list(p); }
+            @Override public String describe() { return "early-expiry://" + name; }
+            @Override public void close() {}
+        };
+        return new LeaseEngine(doubled, context, Set.of());
+    }
+
+    /** A correct manager that hands out fencing token 1 to everyone while declaring FENCING_TOKENS. */
+    static LockManager constantToken(LockManager real) {
+        return new LockManager() {
+            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
+                return real.tryAcquire(key, options).map(TokenOne::new);
+            }
+            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+                return new TokenOne(real.acquire(key, maxWait, options));
+            }
+            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key).map(BrokenBackends::tokenOne); }
+            @Override public List<LockInfo> list(String prefix) {
+                return real.list(prefix).stream().map(BrokenBackends::tokenOne).collect(Collectors.toList());
+            }
+            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
+            @Override public Set<Capability> capabilities() { return real.capabilities(); }
+            @Override public String description() { return "token-one:" + real.description(); }
+            @Override public void close() { real.close(); }
+        };
+    }
+
+    private static LockInfo tokenOne(LockInfo i) {
+        return new LockInfo(i.key(), i.owner(), i.leaseId(), 1, i.acquiredAt(), i.expiresAt(), i.metadata());
+    }
+
+    private record TokenOne(Lease d) implements Lease {
+        @Override public String key() { return d.key(); }
+        @Override public String leaseId() { return d.leaseId(); }
+        @Override public String owner() { return d.owner(); }
+        @Override public long fencingToken() { return 1; }
+        @Override public Instant acquiredAt() { return d.acquiredAt(); }
+        @Override public Instant expiresAt() { return d.expiresAt(); }
+        @Override public Duration ttl() { return d.ttl(); }
+        @Override public boolean isValid() { return d.isValid(); }
+        @Override public void renew() { d.renew(); }
+        @Override public void release() { d.release(); }
+        @Override public void close() { d.close(); }
+        @Override public void onLost(Consumer<? super LeaseLostException> l) { d.onLost(l); }
+        @Override public LockInfo info() { return tokenOne(d.info()); }
+    }
+
+    static String uniqueName() {
+        return "broken-" + UUID.randomUUID();
+    }
+}
