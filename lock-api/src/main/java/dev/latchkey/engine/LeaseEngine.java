@@ -324,8 +324,7 @@ public final class LeaseEngine implements LockManager {
             if (liveness == null) return;
             // Keep the process mark until the TTL has really passed, so no one reads this
             // holder as dead before the store would let them in.
-            dev.latchkey.spi.Heartbeats.scheduler().schedule(() -> liveness.detach(name, fencingToken()),
-                    safetyMargin().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+            dev.latchkey.spi.Heartbeats.later(safetyMargin(), () -> liveness.detach(name, fencingToken()));
         }
 
         @Override

@@ -1,36 +1,62 @@
 package dev.latchkey.spi;
 
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The one scheduler that renews every lease of the JVM and fires their deadlines: two daemon
- * threads however many leases are held (10,000 leases cost 10,000 small scheduled tasks, not
- * threads). A renewal blocks its thread for one store round trip, so a slow store delays other
- * leases' heartbeats by that much; heartbeat intervals (TTL/3 by default) leave room for it.
+ * The two threads that keep every lease of the JVM alive, however many leases are held (10,000
+ * leases cost 10,000 small scheduled tasks, not threads):
+ * <ul>
+ *   <li>the <em>timer</em> ({@link #scheduler()}) only checks deadlines and hands due renewals on —
+ *       it never does I/O, so a lease's loss is signalled on time even while a store hangs;</li>
+ *   <li>the <em>renewer</em> ({@link #renewals()}) runs the renewals, one store round trip each, in
+ *       turn. A hanging store delays other leases' renewals by up to its request timeout, so keep
+ *       backend timeouts well under TTL/5. Set {@code -Dlatchkey.renewalThreads=N} for more.</li>
+ * </ul>
  */
 public final class Heartbeats {
-    /** Threads of the shared scheduler. */
-    public static final int THREADS = 2;
-
-    private static final ScheduledThreadPoolExecutor SCHEDULER = create();
+    private static final ScheduledThreadPoolExecutor TIMER = timer();
+    private static final ExecutorService RENEWALS = renewer(Integer.getInteger("latchkey.renewalThreads", 1));
 
     private Heartbeats() {}
 
+    /** The timer thread: deadlines and hand-offs only; never block on it. */
     public static ScheduledThreadPoolExecutor scheduler() {
-        return SCHEDULER;
+        return TIMER;
     }
 
-    private static ScheduledThreadPoolExecutor create() {
+    /** Where renewals (store I/O) run. */
+    public static ExecutorService renewals() {
+        return RENEWALS;
+    }
+
+    /** Runs {@code ioTask} on the renewer after {@code delay} (timer tasks themselves must not block). */
+    public static void later(java.time.Duration delay, Runnable ioTask) {
+        TIMER.schedule(() -> RENEWALS.execute(ioTask), delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, daemon("latchkey-heartbeat-timer"));
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
+    }
+
+    private static ExecutorService renewer(int threads) {
+        int n = Math.max(1, threads);
+        return new ThreadPoolExecutor(n, n, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), daemon("latchkey-heartbeat-renewer"));
+    }
+
+    private static ThreadFactory daemon(String name) {
         AtomicInteger n = new AtomicInteger();
-        ThreadFactory factory = r -> {
-            Thread t = new Thread(r, "latchkey-heartbeat-" + n.incrementAndGet());
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(THREADS, factory);
-        executor.setRemoveOnCancelPolicy(true);
-        return executor;
     }
 }

@@ -8,9 +8,10 @@ import dev.latchkey.LockInfo;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -20,13 +21,18 @@ import java.util.function.Consumer;
  *
  * <p><b>Guarantee.</b> The lease is valid until {@code start + ttl - margin} on the monotonic
  * clock, where {@code start} is when the last successful acquire or renew request was <em>sent</em>
- * (so the store's own expiry comes later) and {@code margin} is TTL/5. If that deadline passes
+ * (so the store's own expiry comes later) and {@code margin} is TTL/5. When that deadline passes
  * without a successful renewal the lease turns invalid, the backend's {@link #onLost} hook runs and
- * the listeners fire — before the store can hand the lock to anyone else. One scheduled task per
- * lease on the shared {@link Heartbeats} scheduler drives both heartbeat and deadline.
+ * the listeners fire — before the store can hand the lock to anyone else. The deadline is enforced
+ * by the {@link Heartbeats} timer, which never waits for a renewal in flight: a store that hangs
+ * delays nothing but its own renewals.
+ *
+ * <p>Store operations of one lease (renew, release) are serialised; state changes are atomic, so
+ * a renewal that completes after the deadline fired cannot bring the lease back.
  */
 public abstract class ManagedLease implements Lease {
     private static final System.Logger LOG = System.getLogger(ManagedLease.class.getName());
+    private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private enum State { HELD, RELEASED, LOST }
 
@@ -38,14 +44,19 @@ public abstract class ManagedLease implements Lease {
     private final LeaseOptions options;
     private final TimeSource time;
     private final long marginNanos;
-    private final List<Consumer<? super LeaseLostException>> listeners = new CopyOnWriteArrayList<>();
 
-    private final Object lock = new Object();
-    private volatile State state = State.HELD;
+    /** Serialises store operations (renew, release) of this lease; held during I/O. */
+    private final Object io = new Object();
+    /** Guards the fields below; never held during I/O. */
+    private final Object stateLock = new Object();
+    private State state = State.HELD;
+    private LeaseLostException lostCause;
+    private final List<Consumer<? super LeaseLostException>> listeners = new ArrayList<>();
     private volatile long validUntilNanos;
     private volatile Instant expiresAt;
     private long nextHeartbeatNanos;
-    private LeaseLostException lostCause;
+    private boolean renewing;
+    private ScheduledFuture<?> tick;
 
     /**
      * @param requestSentNanos {@link TimeSource#nanoTime()} just before the winning acquire request was sent
@@ -70,7 +81,9 @@ public abstract class ManagedLease implements Lease {
      * subclass constructor must not leak {@code this} to another thread).
      */
     protected final void start() {
-        schedule(nextTickNanos());
+        synchronized (stateLock) {
+            reschedule();
+        }
     }
 
     /**
@@ -90,7 +103,9 @@ public abstract class ManagedLease implements Lease {
 
     /**
      * Called once when the lease is lost, before the listeners: let go of whatever local resource
-     * still holds the lock (a pinned connection, an OS file lock). Must not throw.
+     * still holds the lock (a pinned connection, an OS file lock) — after {@link #safetyMargin()} if
+     * letting go would let others in at once. May run on the timer thread: must not block (hand I/O
+     * to {@link Heartbeats#later}) and must not throw.
      */
     protected void onLost(LeaseLostException cause) {}
 
@@ -120,15 +135,20 @@ public abstract class ManagedLease implements Lease {
 
     @Override
     public final boolean isValid() {
-        return state == State.HELD && time.nanoTime() - validUntilNanos < 0;
+        synchronized (stateLock) {
+            return state == State.HELD && time.nanoTime() - validUntilNanos < 0;
+        }
     }
 
     @Override
     public final void renew() {
-        synchronized (lock) {
-            ensureHeld("renew");
-            if (time.nanoTime() - validUntilNanos >= 0) {
-                throw lose(new LeaseLostException("lease on '" + key + "' expired before it was renewed"));
+        synchronized (io) {
+            synchronized (stateLock) {
+                if (state == State.RELEASED) throw new IllegalStateException("lease on '" + key + "' was already released");
+                if (state == State.LOST) throw lostCause;
+                if (time.nanoTime() - validUntilNanos >= 0) {
+                    throw loseLocked(new LeaseLostException("lease on '" + key + "' expired before it was renewed"));
+                }
             }
             long sent = time.nanoTime();
             try {
@@ -136,25 +156,37 @@ public abstract class ManagedLease implements Lease {
             } catch (LeaseLostException e) {
                 throw lose(e);
             }
-            validUntilNanos = sent + options.ttl().toNanos() - marginNanos;
-            expiresAt = time.now().plus(options.ttl());
-            nextHeartbeatNanos = sent + options.heartbeat().toNanos();
+            synchronized (stateLock) {
+                if (state == State.LOST) throw lostCause; // the deadline fired while we were renewing
+                validUntilNanos = sent + options.ttl().toNanos() - marginNanos;
+                expiresAt = time.now().plus(options.ttl());
+                nextHeartbeatNanos = sent + options.heartbeat().toNanos();
+                reschedule();
+            }
         }
     }
 
     @Override
     public final void release() {
-        synchronized (lock) {
-            if (state == State.RELEASED) return;
-            if (state == State.LOST) throw lostCause;
+        synchronized (io) {
+            synchronized (stateLock) {
+                if (state == State.RELEASED) return;
+                if (state == State.LOST) throw lostCause;
+            }
             try {
                 releaseInStore();
-                state = State.RELEASED;
             } catch (LeaseLostException e) {
-                throw lose(e);
-            } finally {
-                if (state != State.HELD) afterRelease();
+                lose(e);
+                afterRelease();
+                throw e;
             }
+            synchronized (stateLock) {
+                // The store accepted our release, so we held the lock until now even if the
+                // local deadline fired meanwhile (a conservative false alarm).
+                state = State.RELEASED;
+                if (tick != null) tick.cancel(false);
+            }
+            afterRelease();
         }
     }
 
@@ -166,9 +198,9 @@ public abstract class ManagedLease implements Lease {
     @Override
     public final void onLost(Consumer<? super LeaseLostException> listener) {
         LeaseLostException cause;
-        synchronized (lock) {
+        synchronized (stateLock) {
             if (state != State.LOST) {
-                listeners.add(listener);
+                if (state == State.HELD) listeners.add(listener);
                 return;
             }
             cause = lostCause;
@@ -182,80 +214,92 @@ public abstract class ManagedLease implements Lease {
     }
 
     /**
-     * Marks the lease lost from outside the heartbeat (a backend that learns it early, e.g. its
-     * session died). Idempotent.
+     * Marks the lease lost from outside (a backend that learns it early, e.g. its session died).
+     * Idempotent.
      */
     protected final void markLost(LeaseLostException cause) {
-        synchronized (lock) {
-            if (state == State.HELD) lose(cause);
-        }
+        lose(cause);
     }
 
-    private void ensureHeld(String what) {
-        if (state == State.RELEASED) throw new IllegalStateException("cannot " + what + " lease on '" + key + "': already released");
-        if (state == State.LOST) throw lostCause;
-    }
-
-    /** Under {@code lock}: records the loss and notifies; returns the cause to throw. */
+    /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
     private LeaseLostException lose(LeaseLostException cause) {
-        if (state != State.HELD) return lostCause != null ? lostCause : cause;
-        state = State.LOST;
-        lostCause = cause;
+        List<Consumer<? super LeaseLostException>> toCall;
+        synchronized (stateLock) {
+            if (state != State.HELD) return lostCause != null ? lostCause : cause;
+            state = State.LOST;
+            lostCause = cause;
+            if (tick != null) tick.cancel(false);
+            toCall = List.copyOf(listeners);
+            listeners.clear();
+        }
         try {
             onLost(cause);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "cleanup after losing lease on '" + key + "' failed", e);
         }
-        for (Consumer<? super LeaseLostException> l : listeners) {
+        for (Consumer<? super LeaseLostException> l : toCall) {
             try {
                 l.accept(cause);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "lease-lost listener for '" + key + "' threw", e);
             }
         }
-        listeners.clear();
         return cause;
     }
 
-    private long nextTickNanos() {
-        return options.heartbeatEnabled() ? Math.min(nextHeartbeatNanos, validUntilNanos) : validUntilNanos;
+    /** {@link #lose} for callers holding {@code stateLock}: hook and listeners run on the timer. */
+    private LeaseLostException loseLocked(LeaseLostException cause) {
+        Heartbeats.scheduler().execute(() -> lose(cause));
+        return cause;
     }
 
-    private void schedule(long atNanos) {
-        long delay = Math.max(0, atNanos - time.nanoTime());
+    /** Under {@code stateLock}: one pending tick, at the next heartbeat or the deadline. */
+    private void reschedule() {
+        if (state != State.HELD) return;
+        if (tick != null) tick.cancel(false);
+        long at = options.heartbeatEnabled() && !renewing ? Math.min(nextHeartbeatNanos, validUntilNanos) : validUntilNanos;
         try {
-            Heartbeats.scheduler().schedule(this::tick, delay, TimeUnit.NANOSECONDS);
+            tick = Heartbeats.scheduler().schedule(this::tick, Math.max(0, at - time.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
-            LOG.log(Level.WARNING, "heartbeat scheduler rejected lease on '" + key + "'", e);
+            LOG.log(Level.WARNING, "heartbeat timer rejected lease on '" + key + "'", e);
         }
     }
 
-    /** One run of the heartbeat/deadline task; reschedules itself while the lease is held. */
+    /** On the timer: enforce the deadline, hand a due renewal to the renewer. Never blocks. */
     private void tick() {
-        long next;
-        synchronized (lock) {
+        synchronized (stateLock) {
             if (state != State.HELD) return;
             long now = time.nanoTime();
-            if (now - validUntilNanos >= 0) {
-                lose(new LeaseLostException("lease on '" + key + "' was not renewed in time (ttl "
-                        + options.ttl().toMillis() + "ms); another holder may now take it"));
+            if (now - validUntilNanos < 0) {
+                if (options.heartbeatEnabled() && !renewing && now - nextHeartbeatNanos >= 0) {
+                    renewing = true;
+                    Heartbeats.renewals().execute(this::heartbeat);
+                }
+                reschedule();
                 return;
             }
-            if (options.heartbeatEnabled() && now - nextHeartbeatNanos >= 0) {
-                try {
-                    renew();
-                } catch (LeaseLostException e) {
-                    return; // renew() already recorded the loss and notified
-                } catch (RuntimeException e) {
-                    long remaining = validUntilNanos - time.nanoTime();
-                    long retry = Math.max(TimeUnit.MILLISECONDS.toNanos(10),
-                            Math.min(options.heartbeat().toNanos(), remaining / 3));
-                    nextHeartbeatNanos = time.nanoTime() + retry;
-                    LOG.log(Level.DEBUG, "heartbeat for '" + key + "' failed, retrying", e);
-                }
-            }
-            next = nextTickNanos();
         }
-        schedule(next);
+        lose(new LeaseLostException("lease on '" + key + "' was not renewed in time (ttl "
+                + options.ttl().toMillis() + "ms); another holder may now take it"));
+    }
+
+    /** On the renewer: one renewal; on a store error, retry sooner while time is left. */
+    private void heartbeat() {
+        try {
+            renew();
+        } catch (LeaseLostException | IllegalStateException e) {
+            // lost (already recorded and signalled) or released meanwhile
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "heartbeat for '" + key + "' failed, retrying", e);
+            synchronized (stateLock) {
+                long remaining = validUntilNanos - time.nanoTime();
+                nextHeartbeatNanos = time.nanoTime() + Math.max(MIN_RETRY_NANOS, Math.min(options.heartbeat().toNanos(), remaining / 3));
+            }
+        } finally {
+            synchronized (stateLock) {
+                renewing = false;
+                reschedule();
+            }
+        }
     }
 }
