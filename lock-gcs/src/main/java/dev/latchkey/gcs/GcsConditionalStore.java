@@ -1,0 +1,274 @@
+package dev.latchkey.gcs;
+
+import com.google.api.gax.paging.Page;
+import com.google.api.gax.retrying.RetrySettings;
+import com.google.auth.oauth2.GoogleCredentials;
+import com.google.cloud.NoCredentials;
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.BlobInfo;
+import com.google.cloud.storage.HttpStorageOptions;
+import com.google.cloud.storage.Storage;
+import com.google.cloud.storage.StorageException;
+import com.google.cloud.storage.StorageOptions;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.StoredRecord;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The {@link ConditionalStore} over Google Cloud Storage: each record is the object
+ * {@code <prefix>/<name>.lock}, its version the object's generation.
+ *
+ * <p><b>Atomicity</b> rests on GCS's generation preconditions alone: create is an upload with
+ * {@code ifGenerationMatch=0} (only if no live object), replace and delete carry
+ * {@code ifGenerationMatch=<generation read>}; GCS checks and applies each in one step, so of racing
+ * writers on one generation exactly one succeeds, and the others get 412, reported here as "lost the
+ * race" (empty / false). A replace of a deleted record also gets 412; a delete that finds the
+ * object gone (404) returns false.
+ *
+ * <p><b>Reads are one request.</b> Each write puts the record in the body (so
+ * {@code gcloud storage cat} shows it) and, base64, in the custom metadata {@value #RECORD_METADATA}
+ * of the same upload; a read fetches only the object's metadata, so record, generation and update
+ * time come from one response and always belong together, however fast others write. A record too
+ * big for GCS's 8 KiB of metadata is read from the body with {@code ifGenerationMatch} on the
+ * generation just seen (retried if it changed in between).
+ *
+ * <p><b>Age</b> comes from the server's clock: the object's {@code updated} time against the
+ * {@code Date} of the same metadata response (see {@link ServerDateTransportOptions}), so staleness
+ * never depends on a client's wall clock.
+ *
+ * <p><b>Failures</b> (unreachable endpoint, timeouts, 5xx, 429) raise {@link LockBackendException},
+ * retriable; permissions, a missing bucket or other 4xx, not retriable. Messages name the bucket and
+ * endpoint, never a credential. The client's own retries are cut to one retry with short timeouts,
+ * so an outage surfaces in seconds; a retried conditional write whose first attempt landed reads as
+ * a lost race, which the lease engine resolves by re-reading its own lease id.
+ */
+public final class GcsConditionalStore implements ConditionalStore {
+    private static final String SUFFIX = ".lock";
+    /** Custom metadata holding the record (base64), so one metadata request reads record and generation together. */
+    static final String RECORD_METADATA = "latchkey-record";
+    /** GCS allows 8 KiB of custom metadata per object; larger records are read from the body. */
+    private static final int MAX_INLINE = 6 * 1024;
+    /** Body reads retry when the record changes between the metadata and the body request. */
+    private static final int READ_ATTEMPTS = 10;
+
+    private final Storage storage;
+    private final ServerDateTransportOptions transport;
+    private final String bucket;
+    private final String objectPrefix;
+    /** " at <endpoint>" for an emulator, else empty: appended to every location in messages. */
+    private final String at;
+
+    private GcsConditionalStore(Storage storage, ServerDateTransportOptions transport, String bucket, String prefix,
+                                String endpoint) {
+        this.storage = storage;
+        this.transport = transport;
+        this.bucket = bucket;
+        this.objectPrefix = prefix.isEmpty() ? "" : prefix + "/";
+        this.at = endpoint == null ? "" : " at " + endpoint;
+    }
+
+    /**
+     * Opens a client on {@code bucket}, storing records under {@code prefix} (no leading or trailing
+     * {@code /}; empty for the bucket's root).
+     *
+     * @param endpoint an emulator or test server ({@code http://host:port}); then no credentials are
+     *                 sent. Null for Google's service with Application Default Credentials.
+     * @param project  the project id, or null to take it from the environment
+     * @param timeout  connect and read timeout of each request; also bounds the client's retry
+     */
+    public static GcsConditionalStore open(String bucket, String prefix, String endpoint, String project, Duration timeout) {
+        String where = "gs://" + bucket + (prefix.isEmpty() ? "" : "/" + prefix)
+                + (endpoint == null ? "" : " at " + endpoint);
+        int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+        ServerDateTransportOptions transport = new ServerDateTransportOptions(millis, millis);
+        HttpStorageOptions.Builder options = StorageOptions.http()
+                .setTransportOptions(transport)
+                // one retry, quickly: a lock client must report an outage, not hide it for minutes
+                .setRetrySettings(RetrySettings.newBuilder()
+                        .setMaxAttempts(2)
+                        .setInitialRetryDelayDuration(Duration.ofMillis(100))
+                        .setRetryDelayMultiplier(2.0)
+                        .setMaxRetryDelayDuration(Duration.ofMillis(500))
+                        .setInitialRpcTimeoutDuration(timeout)
+                        .setRpcTimeoutMultiplier(1.0)
+                        .setMaxRpcTimeoutDuration(timeout)
+                        .setTotalTimeoutDuration(timeout.multipliedBy(2).plusMillis(500))
+                        .build());
+        if (project != null) options.setProjectId(project);
+        if (endpoint != null) {
+            options.setHost(endpoint).setCredentials(NoCredentials.getInstance());
+        } else {
+            try {
+                options.setCredentials(GoogleCredentials.getApplicationDefault());
+            } catch (IOException e) {
+                throw new LockBackendException("no Google credentials for " + where
+                        + ": set up Application Default Credentials (gcloud auth application-default login,"
+                        + " GOOGLE_APPLICATION_CREDENTIALS, or a service account on the machine): " + e.getMessage(), false, e);
+            }
+        }
+        Storage storage;
+        try {
+            storage = options.build().getService();
+        } catch (RuntimeException e) {
+            throw new LockBackendException("cannot create a GCS client for " + where + ": " + e.getMessage(), false, e);
+        }
+        return new GcsConditionalStore(storage, transport, bucket, prefix, endpoint);
+    }
+
+    private BlobId id(String name) {
+        return BlobId.of(bucket, objectPrefix + name + SUFFIX);
+    }
+
+    @Override
+    public Optional<StoredRecord> read(String name) {
+        BlobId id = id(name);
+        for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+            Blob meta;
+            Instant serverNow;
+            try {
+                transport.clear();
+                meta = storage.get(id);
+                serverNow = transport.lastServerDate();
+            } catch (StorageException e) {
+                throw failure("read", id, e);
+            }
+            if (meta == null) return Optional.empty();
+            long generation = meta.getGeneration();
+            String inline = meta.getMetadata() == null ? null : meta.getMetadata().get(RECORD_METADATA);
+            byte[] data;
+            if (inline != null) {
+                data = decode(inline, id);
+            } else {
+                try {
+                    data = storage.readAllBytes(id, Storage.BlobSourceOption.generationMatch(generation));
+                } catch (StorageException e) {
+                    if (e.getCode() == 412 || e.getCode() == 404) continue; // rewritten or deleted in between
+                    throw failure("read", id, e);
+                }
+            }
+            return Optional.of(new StoredRecord(data, Long.toString(generation), age(meta, serverNow)));
+        }
+        throw new LockBackendException("cannot read " + describe(id) + ": it changed on each of "
+                + READ_ATTEMPTS + " attempts", true);
+    }
+
+    private byte[] decode(String inline, BlobId id) {
+        try {
+            return Base64.getDecoder().decode(inline);
+        } catch (IllegalArgumentException e) {
+            throw new LockBackendException("metadata " + RECORD_METADATA + " of " + describe(id)
+                    + " is not base64 (written by another program?)", false, e);
+        }
+    }
+
+    /** Server {@code Date} minus the object's {@code updated}; null if the server sent no date. */
+    private static Duration age(Blob meta, Instant serverNow) {
+        OffsetDateTime updated = meta.getUpdateTimeOffsetDateTime();
+        if (serverNow == null || updated == null) return null;
+        Duration age = Duration.between(updated.toInstant(), serverNow);
+        return age.isNegative() ? Duration.ZERO : age; // Date is whole seconds: same second reads as 0
+    }
+
+    @Override
+    public Optional<String> create(String name, byte[] data) {
+        return write(id(name), data, Storage.BlobTargetOption.doesNotExist(), "create");
+    }
+
+    @Override
+    public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+        return write(id(name), data, Storage.BlobTargetOption.generationMatch(generation(expectedVersion)), "replace");
+    }
+
+    private Optional<String> write(BlobId id, byte[] data, Storage.BlobTargetOption condition, String op) {
+        BlobInfo.Builder info = BlobInfo.newBuilder(id).setContentType("text/plain; charset=utf-8");
+        String inline = Base64.getEncoder().encodeToString(data);
+        if (inline.length() <= MAX_INLINE) info.setMetadata(Map.of(RECORD_METADATA, inline));
+        try {
+            // records are a few hundred bytes: gzip would only add work
+            Blob written = storage.create(info.build(), data, condition, Storage.BlobTargetOption.disableGzipContent());
+            return Optional.of(Long.toString(written.getGeneration()));
+        } catch (StorageException e) {
+            if (e.getCode() == 412) return Optional.empty();
+            throw failure(op, id, e);
+        }
+    }
+
+    @Override
+    public boolean delete(String name, String expectedVersion) {
+        BlobId id = id(name);
+        try {
+            // false on 404: the record is already gone
+            return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation(expectedVersion)));
+        } catch (StorageException e) {
+            if (e.getCode() == 412) return false;
+            throw failure("delete", id, e);
+        }
+    }
+
+    @Override
+    public List<String> list(String namePrefix) {
+        List<String> names = new ArrayList<>();
+        try {
+            Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(objectPrefix + namePrefix),
+                    Storage.BlobListOption.fields(Storage.BlobField.NAME));
+            for (Blob b : page.iterateAll()) {
+                String rest = b.getName().substring(objectPrefix.length());
+                // only our records: skip "sub/folders" and other programs' objects under the prefix
+                if (rest.endsWith(SUFFIX) && rest.indexOf('/') < 0) {
+                    names.add(rest.substring(0, rest.length() - SUFFIX.length()));
+                }
+            }
+        } catch (StorageException e) {
+            throw failure("list", BlobId.of(bucket, objectPrefix + namePrefix), e);
+        }
+        return names;
+    }
+
+    private static long generation(String version) {
+        try {
+            return Long.parseLong(version);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("not a GCS generation: '" + version + "'", e);
+        }
+    }
+
+    private LockBackendException failure(String op, BlobId id, StorageException e) {
+        int code = e.getCode();
+        boolean retriable = code <= 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable();
+        String what = switch (code) {
+            case 401, 403 -> "permission denied (the lock needs storage.objects.create/get/update/delete/list)";
+            case 404 -> "bucket not found";
+            default -> code > 0 ? "HTTP " + code : "unreachable";
+        };
+        return new LockBackendException("GCS " + op + " of " + describe(id) + " failed: " + what + ": "
+                + e.getMessage(), retriable, e);
+    }
+
+    private String describe(BlobId id) {
+        return "gs://" + id.getBucket() + "/" + id.getName() + at;
+    }
+
+    @Override
+    public String describe() {
+        return "gs://" + bucket + "/" + objectPrefix + at;
+    }
+
+    @Override
+    public void close() {
+        try {
+            storage.close();
+        } catch (Exception e) {
+            // nothing is pending on a closed lock manager; the client only frees its connections
+        }
+    }
+}

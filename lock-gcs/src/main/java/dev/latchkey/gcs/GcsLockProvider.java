@@ -1,0 +1,89 @@
+package dev.latchkey.gcs;
+
+import dev.latchkey.Capability;
+import dev.latchkey.LockManager;
+import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.LockProvider;
+import dev.latchkey.spi.LockUri;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * {@code gs://BUCKET[/PREFIX][?project=ID][&endpoint=URL][&timeout=5s][&poll=100ms]}: locks as
+ * objects {@code PREFIX/<encoded key>.lock} in a Google Cloud Storage bucket, changed only by
+ * generation-conditioned writes ({@link GcsConditionalStore}) under the shared
+ * {@link LeaseEngine}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
+ * staleness is judged by the server's clock.
+ *
+ * <ul>
+ *   <li>{@code endpoint}: an emulator or test server ({@code http://127.0.0.1:4443}); no credentials
+ *       are sent to it. Without it: Google's service with Application Default Credentials.</li>
+ *   <li>{@code project}: project id (optional; object calls do not need it).</li>
+ *   <li>{@code timeout}: per-request connect/read timeout (default 5 s); one client retry at most, so
+ *       a call gives up after about twice this. A heartbeat blocked that long must still leave the
+ *       lease time to notice its loss before the TTL: keep {@code timeout} under TTL/10 (the
+ *       default suits the default 60 s TTL).</li>
+ *   <li>{@code poll}: longest pause between looks at a held lock while waiting (default 100 ms).</li>
+ * </ul>
+ * The bucket must exist: creating it needs rights a lock client should not have.
+ */
+public final class GcsLockProvider implements LockProvider {
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration DEFAULT_POLL = Duration.ofMillis(100);
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("gs");
+    }
+
+    @Override
+    public String description() {
+        return "Google Cloud Storage objects with generation preconditions (ifGenerationMatch)";
+    }
+
+    @Override
+    public LockManager open(LockUri uri, LockContext context) {
+        GcsConditionalStore store = store(uri);
+        return new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
+                uri.durationParam("poll", DEFAULT_POLL));
+    }
+
+    /** The store a {@code gs://} URI names (validated first; nothing is sent yet). */
+    static GcsConditionalStore store(LockUri uri) {
+        uri.requireOnly(Set.of("project", "endpoint", "timeout", "poll"));
+        String bucket = uri.host();
+        if (bucket.isEmpty() || uri.user().isPresent() || uri.port().isPresent()) {
+            throw new UnsupportedLockUriException("gs:// needs a bucket name and nothing else before the path, e.g. "
+                    + "gs://my-bucket/locks (got " + uri + ")");
+        }
+        String prefix = trimSlashes(uri.path());
+        if (prefix.contains("//")) {
+            throw new UnsupportedLockUriException("empty path segment in the prefix of " + uri);
+        }
+        String endpoint = uri.param("endpoint").map(GcsLockProvider::trimTrailingSlash).orElse(null);
+        if (endpoint != null && !endpoint.matches("(?i)https?://[^/?#@]+")) {
+            throw new UnsupportedLockUriException("endpoint must be http(s)://host[:port], got '" + endpoint + "' in " + uri);
+        }
+        Duration timeout = uri.durationParam("timeout", DEFAULT_TIMEOUT);
+        Duration poll = uri.durationParam("poll", DEFAULT_POLL);
+        if (timeout.isNegative() || timeout.isZero() || poll.isNegative() || poll.isZero()) {
+            throw new UnsupportedLockUriException("timeout and poll must be positive in " + uri);
+        }
+        return GcsConditionalStore.open(bucket, prefix, endpoint, uri.param("project").orElse(null), timeout);
+    }
+
+    private static String trimSlashes(String path) {
+        int from = 0;
+        int to = path.length();
+        while (from < to && path.charAt(from) == '/') from++;
+        while (to > from && path.charAt(to - 1) == '/') to--;
+        return path.substring(from, to);
+    }
+
+    private static String trimTrailingSlash(String s) {
+        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
+    }
+}
