@@ -1,0 +1,112 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.spi.Heartbeats;
+import dev.latchkey.spi.ManagedLease;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A lease of {@code mode=advisory}: the lock lives as long as the pinned session.
+ *
+ * <p><b>Guarantee.</b> Renewal proves that the pinned session still holds the lock (one query to
+ * {@code pg_locks}); if the session is gone (terminated, server restarted, network failure) the
+ * lease is lost at once, since the server has freed the lock. If renewals stop succeeding, the
+ * lease turns invalid at its deadline (a margin before the TTL) and the session is closed when the
+ * full TTL has passed, so the server frees the lock then: not earlier, and not much later. Release unlocks and returns the connection to the pool; a
+ * release that fails mid-way closes the connection, which frees the lock too.
+ */
+final class AdvisoryLease extends ManagedLease {
+    private final AdvisoryLockManager manager;
+    private final Connection session;
+    private final long lockId;
+    /** When the session is closed if the lease is lost by running out: a full TTL after grant or renewal. */
+    private volatile long sessionEndNanos;
+
+    AdvisoryLease(AdvisoryLockManager manager, Connection session, long lockId, String key, String leaseId,
+                  long token, LeaseOptions options, long grantedNanos) {
+        // the server never expires a session lock: validity counts from when it was granted
+        super(key, leaseId, token, options, manager.context.time(), grantedNanos);
+        this.manager = manager;
+        this.session = session;
+        this.lockId = lockId;
+        this.sessionEndNanos = grantedNanos + options.ttl().toNanos();
+        start();
+    }
+
+    @Override
+    protected void renewInStore(Duration ttl) {
+        long sent = manager.context.time().nanoTime();
+        try (PreparedStatement ps = session.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
+                + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = pg_backend_pid()"
+                + " AND classid::int8 = ? AND objid::int8 = ?)")) {
+            ps.setLong(1, lockId >>> 32);
+            ps.setLong(2, lockId & 0xffffffffL);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw new LeaseLostException("lease on '" + key() + "': the session no longer holds the advisory lock");
+                }
+            }
+            sessionEndNanos = sent + ttl.toNanos();
+        } catch (SQLException e) {
+            throw lostOr(e, "renewing");
+        }
+    }
+
+    @Override
+    protected void releaseInStore() {
+        boolean held;
+        try (PreparedStatement ps = session.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+            ps.setLong(1, lockId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                held = rs.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            RuntimeException failure = lostOr(e, "releasing");
+            manager.pool.discard(session); // closing the session frees the lock in any case
+            if (failure instanceof LeaseLostException) throw failure;
+            return;
+        }
+        if (!held) {
+            manager.pool.discard(session);
+            throw new LeaseLostException("lease on '" + key() + "' was no longer held by its session");
+        }
+        manager.pool.giveBack(session, false);
+    }
+
+    /** A dead session means the server already freed the lock: the lease is lost, not merely unrenewed. */
+    private RuntimeException lostOr(SQLException e, String action) {
+        if (PgErrors.connectionLost(e) || PgPool.isClosed(session)) {
+            return new LeaseLostException("lease on '" + key() + "': its database session ended ("
+                    + e.getMessage() + "); the server has freed the lock", e);
+        }
+        return PgErrors.translate(manager.settings, action + " the lease on '" + key() + "'", e);
+    }
+
+    /**
+     * A dead session is closed at once. A lease that ran out unrenewed turned invalid a safety
+     * margin before its TTL; its session (and so the lock) is kept until the full TTL has passed,
+     * so no contender gets the key earlier than the TTL promises.
+     */
+    @Override
+    protected void onLost(LeaseLostException cause) {
+        long delay = sessionEndNanos - manager.context.time().nanoTime();
+        if (delay <= 0 || PgPool.isClosed(session)) {
+            manager.pool.discard(session);
+            return;
+        }
+        try {
+            Heartbeats.scheduler().schedule(() -> manager.pool.discard(session), delay, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            manager.pool.discard(session);
+        }
+    }
+}

@@ -1,0 +1,220 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.Capability;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LockContext;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code mode=lease}: one row per key in a lock table, expiring by the server's clock.
+ *
+ * <p><b>Guarantee.</b> Acquire is one statement: insert the row, or take over a row that is
+ * released or whose {@code expires_at} has passed by the server's {@code clock_timestamp()}; the
+ * row lock of {@code INSERT … ON CONFLICT DO UPDATE} makes concurrent takeovers of one key
+ * serialise, so exactly one wins. Renew and release are conditional on the lease id, so a lease
+ * that was taken over or broken gets {@link LeaseLostException} and never touches the new holder.
+ * The token is a per-key counter in the row, bumped by each acquisition in the same commit and
+ * kept on release. No connection is held between calls: this works behind transaction-pooling
+ * proxies, and held leases cost no connections. Waiters are woken by {@code NOTIFY} on release
+ * and poll as a fallback (and for expiries, which send no notification).
+ */
+final class LeaseTableLockManager extends PgLockManager {
+    private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(
+            Capability.FENCING_TOKENS, Capability.SERVER_SIDE_EXPIRY, Capability.LIST, Capability.NATIVE_WAIT));
+    private static final String MS = "?::float8 * interval '1 millisecond'";
+
+    private final ReleaseListener listener;
+    private final String acquireSql;
+    private final String renewSql;
+    private final String releaseSql;
+    private final String breakSql;
+    private final String selectLive;
+
+    LeaseTableLockManager(PgSettings settings, LockContext context) {
+        super(settings, context);
+        this.listener = new ReleaseListener(pool, settings.channel());
+        String t = settings.table;
+        acquireSql = "WITH ins AS (INSERT INTO " + t + " AS l (key, lease_id, owner, token, acquired_at, expires_at, metadata)"
+                + " VALUES (?, ?, ?, 1, clock_timestamp(), clock_timestamp() + " + MS + ", ?)"
+                + " ON CONFLICT (key) DO UPDATE SET lease_id = excluded.lease_id, owner = excluded.owner,"
+                + "  token = l.token + 1, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at,"
+                + "  metadata = excluded.metadata"
+                + " WHERE l.lease_id IS NULL OR l.expires_at <= clock_timestamp()"
+                + " RETURNING token)"
+                + " SELECT true, token, NULL::text, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text[], NULL::float8 FROM ins"
+                + " UNION ALL"
+                // the holder as of this statement's snapshot: for the timeout message and the next poll
+                + " SELECT false, token, owner, lease_id, acquired_at, expires_at, metadata,"
+                + "  extract(epoch FROM expires_at - clock_timestamp()) * 1000"
+                + " FROM " + t + " WHERE key = ? AND lease_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ins)";
+        renewSql = "UPDATE " + t + " SET expires_at = clock_timestamp() + " + MS + " WHERE key = ? AND lease_id = ?";
+        String notify = " SELECT pg_notify('" + settings.channel() + "', key) FROM r";
+        releaseSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
+                + " WHERE key = ? AND lease_id = ? RETURNING key)" + notify;
+        breakSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
+                + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp() RETURNING key)" + notify;
+        selectLive = "SELECT key, owner, lease_id, token, acquired_at, expires_at, metadata FROM " + t
+                + " WHERE lease_id IS NOT NULL AND expires_at > clock_timestamp()";
+    }
+
+    /** The outcome of one acquisition attempt: a lease, or the holder seen and its remaining time. */
+    private static final class Attempt {
+        Lease lease;
+        LockInfo holder;
+        long holderRemainingMillis = -1;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
+        return Optional.ofNullable(attempt(prepare(key), options).lease);
+    }
+
+    @Override
+    public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+        prepare(key);
+        long deadline = context.time().nanoTime() + Math.max(0, maxWait.toNanos());
+        boolean waits = maxWait.toMillis() > 0;
+        try {
+            if (waits) listener.register(key, settings.timeout.toMillis());
+            while (true) {
+                long version = waits ? listener.version(key) : 0; // read before the attempt: no lost wake-up
+                Attempt a = attempt(key, options);
+                if (a.lease != null) return a.lease;
+                long left = deadline - context.time().nanoTime();
+                if (left <= 0) throw new LockTimeoutException(key, maxWait, a.holder);
+                long wait = Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, settings.poll.toMillis());
+                if (a.holderRemainingMillis >= 0) wait = Math.min(wait, a.holderRemainingMillis + 1);
+                listener.await(key, version, Math.max(1, wait));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while waiting for '" + key + "' at " + settings.endpoint, false, e);
+        } finally {
+            if (waits) listener.unregister(key);
+        }
+    }
+
+    private Attempt attempt(String key, LeaseOptions options) {
+        String leaseId = UUID.randomUUID().toString();
+        long sent = context.time().nanoTime();
+        return pool.call("acquiring '" + key + "'", c -> {
+            Attempt a = new Attempt();
+            try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+                ps.setString(1, key);
+                ps.setString(2, leaseId);
+                ps.setString(3, options.owner());
+                ps.setLong(4, options.ttl().toMillis());
+                ps.setArray(5, metadataArray(c, options.metadata()));
+                ps.setString(6, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) return a; // held by a row our snapshot did not see yet: poll again
+                    if (rs.getBoolean(1)) {
+                        a.lease = new TableLease(this, key, leaseId, rs.getLong(2), options, sent);
+                        return a;
+                    }
+                    a.holder = new LockInfo(key, rs.getString(3), rs.getString(4), rs.getLong(2),
+                            instant(rs.getTimestamp(5)), instant(rs.getTimestamp(6)), metadataMap(rs.getArray(7)));
+                    a.holderRemainingMillis = Math.max(0, (long) Math.ceil(rs.getDouble(8)));
+                }
+            }
+            return a;
+        });
+    }
+
+    void renew(TableLease lease, Duration ttl) {
+        int rows = pool.call("renewing the lease on '" + lease.key() + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+                ps.setLong(1, ttl.toMillis());
+                ps.setString(2, lease.key());
+                ps.setString(3, lease.leaseId());
+                return ps.executeUpdate();
+            }
+        });
+        if (rows == 0) throw lost(lease);
+    }
+
+    void release(TableLease lease) {
+        boolean released = pool.call("releasing the lease on '" + lease.key() + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+                ps.setString(1, lease.key());
+                ps.setString(2, lease.leaseId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next();
+                }
+            }
+        });
+        if (!released) throw lost(lease);
+    }
+
+    private static LeaseLostException lost(TableLease lease) {
+        return new LeaseLostException("lease on '" + lease.key() + "' (token " + lease.fencingToken()
+                + ") was taken over or broken: the lock row no longer carries its lease id");
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String key) {
+        prepare(key);
+        List<LockInfo> found = query(selectLive + " AND key = ?", key, "inspecting '" + key + "'");
+        return found.stream().findFirst();
+    }
+
+    @Override
+    public List<LockInfo> list(String prefix) {
+        prepare();
+        return query(selectLive + " AND starts_with(key, ?) ORDER BY key", prefix, "listing locks");
+    }
+
+    private List<LockInfo> query(String sql, String param, String action) {
+        return pool.call(action, c -> {
+            List<LockInfo> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setString(1, param);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new LockInfo(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4),
+                                instant(rs.getTimestamp(5)), instant(rs.getTimestamp(6)), metadataMap(rs.getArray(7))));
+                    }
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public boolean forceRelease(String key) {
+        prepare(key);
+        return pool.call("force-releasing '" + key + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(breakSql)) {
+                ps.setString(1, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next();
+                }
+            }
+        });
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        listener.close();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.LockKeys;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What both PostgreSQL modes share: settings, the connection pool, creating the schema once, and
+ * the manager's open/closed state. Closing a manager stops new acquisitions and drops idle
+ * connections; leases already held keep working until released or lost.
+ */
+abstract class PgLockManager implements LockManager {
+    final PgSettings settings;
+    final LockContext context;
+    final PgPool pool;
+    private volatile boolean schemaReady;
+    private volatile boolean closed;
+
+    PgLockManager(PgSettings settings, LockContext context) {
+        this.settings = settings;
+        this.context = context;
+        this.pool = new PgPool(settings, settings.pool);
+    }
+
+    /** Validates the key (before any I/O), the manager state, and creates the schema on first use. */
+    final String prepare(String key) {
+        LockKeys.validate(key);
+        prepare();
+        return key;
+    }
+
+    /** Checks the manager is open and creates the schema on first use. */
+    final void prepare() {
+        if (closed) throw new IllegalStateException("lock manager for " + settings + " is closed");
+        if (!schemaReady) {
+            pool.call("creating the lock table " + settings.table, c -> {
+                PgSchema.ensure(c, settings);
+                return null;
+            });
+            schemaReady = true;
+        }
+    }
+
+    static Array metadataArray(Connection c, Map<String, String> metadata) throws SQLException {
+        String[] flat = new String[metadata.size() * 2];
+        int i = 0;
+        for (Map.Entry<String, String> e : metadata.entrySet()) {
+            flat[i++] = e.getKey();
+            flat[i++] = e.getValue();
+        }
+        return c.createArrayOf("text", flat);
+    }
+
+    static Map<String, String> metadataMap(Array array) throws SQLException {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (array == null) return m;
+        Object[] flat = (Object[]) array.getArray();
+        for (int i = 0; i + 1 < flat.length; i += 2) m.put((String) flat[i], (String) flat[i + 1]);
+        return m;
+    }
+
+    static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+
+    @Override
+    public String description() {
+        return settings.toString();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        pool.close();
+    }
+}

@@ -1,0 +1,137 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.spi.LockUri;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.postgresql.PGProperty;
+
+/**
+ * A validated {@code postgres://} URI: where to connect, with which JDBC properties, and how to
+ * lock. Anything misspelt is refused before a connection is made; {@link #toString()} is the
+ * masked URI, so the password never reaches a message.
+ */
+final class PgSettings {
+    /** How keys are locked. */
+    enum Mode { ADVISORY, LEASE }
+
+    /** Our own parameters; everything else must be a PgJDBC connection property. */
+    private static final Set<String> OWN = Set.of("mode", "schema", "table", "pool", "poll", "timeout", "fencing");
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
+
+    final Mode mode;
+    final String jdbcUrl;
+    final Properties properties;
+    /** {@code host:port/db}: names the endpoint in errors; no credential. */
+    final String endpoint;
+    /** Quoted, schema-qualified names of our objects. */
+    final String schema;
+    final String table;
+    /** Unquoted names, for catalog look-ups and the notification channel. */
+    final String schemaName;
+    final String tableName;
+    /** Most connections a manager opens for short statements (lease mode; advisory waits and pins). */
+    final int pool;
+    /** Polling interval of waiters when no notification arrives. */
+    final Duration poll;
+    /**
+     * Advisory mode: draw a durable fencing token with each acquisition (costs one commit that
+     * waits for the disk); {@code fencing=false} skips it for the latency of a bare advisory lock.
+     */
+    final boolean fencing;
+    /** Network timeout of one statement that is not a lock wait. */
+    final Duration timeout;
+    private final String masked;
+
+    private PgSettings(LockUri uri, Map<String, String> env) {
+        masked = uri.toString();
+        for (String name : uri.params().keySet()) {
+            if (!OWN.contains(name) && PGProperty.forName(name) == null) {
+                throw new UnsupportedLockUriException("unknown parameter '" + name + "' in " + masked
+                        + "; accepted: " + OWN + " and PostgreSQL JDBC properties (sslmode, sslrootcert, connectTimeout, ApplicationName, …)");
+            }
+        }
+        String m = uri.param("mode", "advisory").toLowerCase(Locale.ROOT);
+        switch (m) {
+            case "advisory": mode = Mode.ADVISORY; break;
+            case "lease": mode = Mode.LEASE; break;
+            default: throw new UnsupportedLockUriException("mode must be 'advisory' or 'lease', was '" + m + "' in " + masked);
+        }
+        schemaName = identifier(uri, "schema", "public");
+        tableName = identifier(uri, "table", mode == Mode.ADVISORY ? "latchkey_advisory" : "latchkey_leases");
+        schema = quote(schemaName);
+        table = schema + "." + quote(tableName);
+        fencing = uri.booleanParam("fencing", true);
+        if (!fencing && mode == Mode.LEASE) {
+            throw new UnsupportedLockUriException("fencing=false applies to mode=advisory only (a lease row's token is free) in " + masked);
+        }
+        pool = uri.intParam("pool", 8);
+        if (pool < 1 || pool > 1000) throw new UnsupportedLockUriException("pool must be 1..1000 in " + masked);
+        poll = uri.durationParam("poll", Duration.ofSeconds(1));
+        timeout = uri.durationParam("timeout", Duration.ofSeconds(10));
+        if (poll.toMillis() < 10 || timeout.toMillis() < 100) {
+            throw new UnsupportedLockUriException("poll must be at least 10ms and timeout at least 100ms in " + masked);
+        }
+
+        String host = uri.host().isEmpty() ? "localhost" : uri.host();
+        int port = uri.port().orElse(5432);
+        String user = uri.user().orElse(env.getOrDefault("PGUSER", System.getProperty("user.name")));
+        String db = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
+        if (db.isEmpty()) db = env.getOrDefault("PGDATABASE", user);
+        if (db.contains("/")) throw new UnsupportedLockUriException("database name must not contain '/' in " + masked);
+        endpoint = host + ":" + port + "/" + db;
+
+        properties = new Properties();
+        uri.params().forEach((k, v) -> {
+            if (!OWN.contains(k)) properties.setProperty(k, v);
+        });
+        properties.setProperty("user", user);
+        String password = uri.password().orElse(uri.param("password").orElse(env.get("PGPASSWORD")));
+        if (password != null) properties.setProperty("password", password);
+        properties.putIfAbsent("ApplicationName", "latchkey");
+        properties.putIfAbsent("connectTimeout", String.valueOf(Math.max(1, timeout.toSeconds())));
+        // a half-open pinned session must eventually end on the server too, freeing its locks
+        properties.putIfAbsent("tcpKeepAlive", "true");
+        String hostPart = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+        jdbcUrl = "jdbc:postgresql://" + hostPart + ":" + port + "/" + urlEncode(db);
+    }
+
+    static PgSettings parse(LockUri uri) {
+        return new PgSettings(uri, System.getenv());
+    }
+
+    static PgSettings parse(LockUri uri, Map<String, String> env) {
+        return new PgSettings(uri, env);
+    }
+
+    /** The notification channel of this table (short and fixed: channel names are identifiers). */
+    String channel() {
+        return "latchkey_" + Integer.toHexString((schemaName + "." + tableName).hashCode());
+    }
+
+    private String identifier(LockUri uri, String name, String def) {
+        String v = uri.param(name, def);
+        if (!IDENTIFIER.matcher(v).matches()) {
+            throw new UnsupportedLockUriException(name + " must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*, at most 50), was '"
+                    + v + "' in " + masked);
+        }
+        return v;
+    }
+
+    static String quote(String identifier) {
+        return '"' + identifier + '"';
+    }
+
+    private static String urlEncode(String s) {
+        return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    @Override
+    public String toString() {
+        return masked;
+    }
+}

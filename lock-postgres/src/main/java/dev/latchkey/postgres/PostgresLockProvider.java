@@ -1,0 +1,32 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.LockProvider;
+import dev.latchkey.spi.LockUri;
+import java.util.Set;
+
+/**
+ * {@code postgres://user[:password]@host[:port]/db?mode=advisory|lease&schema=…&table=…&<JDBC properties>}.
+ * The password may also come from {@code PGPASSWORD}. The URI is validated completely before any
+ * connection is made; connections open lazily, on the first lock operation.
+ */
+public final class PostgresLockProvider implements LockProvider {
+    @Override
+    public Set<String> schemes() {
+        return Set.of("postgres", "postgresql");
+    }
+
+    @Override
+    public String description() {
+        return "PostgreSQL: session advisory locks (mode=advisory) or a lease table with server-clock expiry (mode=lease)";
+    }
+
+    @Override
+    public LockManager open(LockUri uri, LockContext context) {
+        PgSettings settings = PgSettings.parse(uri);
+        return settings.mode == PgSettings.Mode.ADVISORY
+                ? new AdvisoryLockManager(settings, context)
+                : new LeaseTableLockManager(settings, context);
+    }
+}

@@ -1,0 +1,209 @@
+package dev.latchkey.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.latchkey.Capability;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.LockUri;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** mode=advisory beyond the TCK: session death, hash collisions, the holder table, schema creation. */
+class AdvisoryModeTest {
+    private final String tag = "adv-" + UUID.randomUUID().toString().substring(0, 8);
+    private final List<LockManager> managers = new ArrayList<>();
+
+    private LockManager manager() {
+        LockManager m = PgTestSupport.open("");
+        managers.add(m);
+        return m;
+    }
+
+    private AdvisoryLockManager managerWithHash(long fixedId) {
+        PgSettings s = PgSettings.parse(LockUri.parse(PgTestSupport.uri()));
+        AdvisoryLockManager m = new AdvisoryLockManager(s, LockContext.defaults(), k -> fixedId);
+        managers.add(m);
+        return m;
+    }
+
+    @AfterEach
+    void closeManagers() {
+        managers.forEach(LockManager::close);
+    }
+
+    @Test
+    void declaresSessionSemantics() {
+        assertThat(manager().capabilities()).containsExactlyInAnyOrder(Capability.FENCING_TOKENS, Capability.LIST,
+                Capability.NATIVE_WAIT, Capability.HOLDER_DEATH_DETECTION);
+    }
+
+    @Test
+    void keyHashIsStableSha256Prefix() {
+        // first 8 bytes of SHA-256("abc") = ba7816bf 8f01cfea
+        assertThat(AdvisoryLockManager.lockId("abc")).isEqualTo(0xba7816bf8f01cfeaL);
+    }
+
+    @Test
+    void terminatedSessionLosesTheLeaseAndFreesTheKey() throws Exception {
+        LockManager a = manager();
+        LockManager b = manager();
+        String key = tag + "/victim";
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(3)).withOwner("victim")).orElseThrow();
+        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+        lease.onLost(lost::complete);
+
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement(
+                     "SELECT pg_terminate_backend(pid, 5000) FROM latchkey_advisory WHERE key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getBoolean(1)).as("session terminated").isTrue();
+            }
+        }
+        // the server freed the lock with the session: another client gets it while the lease's TTL still runs
+        Lease next = b.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("next")).orElseThrow();
+        assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+
+        // the next heartbeat (every second) finds the session gone
+        assertThat(lost.get(30, TimeUnit.SECONDS)).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.isValid()).isFalse();
+        assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
+        assertThat(b.inspect(key).map(LockInfo::leaseId)).contains(next.leaseId());
+        next.release();
+    }
+
+    @Test
+    void inspectNamesOwnerTokenAndMetadataFromTheHolderTable() {
+        LockManager a = manager();
+        LockManager b = manager();
+        String key = tag + "/inspect";
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("nightly-export")
+                .withMetadata(Map.of("job", "export", "host", "build-7"))).orElseThrow();
+        LockInfo info = b.inspect(key).orElseThrow();
+        assertThat(info.owner()).isEqualTo("nightly-export");
+        assertThat(info.leaseId()).isEqualTo(lease.leaseId());
+        assertThat(info.fencingToken()).isEqualTo(lease.fencingToken()).isPositive();
+        assertThat(info.metadata()).containsExactlyInAnyOrderEntriesOf(Map.of("job", "export", "host", "build-7"));
+        assertThat(b.list(tag + "/")).extracting(LockInfo::key).containsExactly(key);
+        lease.release();
+        assertThat(b.inspect(key)).isEmpty();
+        assertThat(b.list(tag + "/")).isEmpty();
+    }
+
+    @Test
+    void collidingKeysAreDetectedNeverShared() throws Exception {
+        long id = UUID.randomUUID().getMostSignificantBits(); // fresh id: earlier runs recorded other keys
+        AdvisoryLockManager a = managerWithHash(id);
+        AdvisoryLockManager b = managerWithHash(id);
+        String first = tag + "/first";
+        String second = tag + "/second";
+        Lease lease = a.tryAcquire(first, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+
+        // while the first key is held (the lock id is taken) ...
+        assertThatThrownBy(() -> b.tryAcquire(second))
+                .isExactlyInstanceOf(LockBackendException.class)
+                .hasMessageContaining("collision").hasMessageContaining(first).hasMessageContaining(second)
+                .satisfies(e -> assertThat(((LockBackendException) e).isRetriable()).isFalse());
+        lease.release();
+        // ... and while it is free (the id is recorded for the first key for good)
+        assertThatThrownBy(() -> b.tryAcquire(second)).isExactlyInstanceOf(LockBackendException.class)
+                .hasMessageContaining("collision");
+        assertThatThrownBy(() -> b.acquire(second, Duration.ofSeconds(5))).isExactlyInstanceOf(LockBackendException.class)
+                .hasMessageContaining("collision");
+        // the refused attempts left the id free for its rightful key
+        try (Lease again = b.tryAcquire(first).orElseThrow()) {
+            assertThat(again.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void refusedCollisionLeavesNoLockBehind() throws Exception {
+        long id = UUID.randomUUID().getMostSignificantBits();
+        AdvisoryLockManager a = managerWithHash(id);
+        a.tryAcquire(tag + "/owner-of-id").orElseThrow().release();
+        assertThatThrownBy(() -> a.tryAcquire(tag + "/intruder")).isInstanceOf(LockBackendException.class);
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                     + " AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
+            ps.setLong(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("advisory locks left on the colliding id").isZero();
+            }
+        }
+    }
+
+    @Test
+    void schemaCreationIsSafeWhenManyManagersStartAtOnce() throws Exception {
+        String table = "lk_race_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        int n = 6;
+        List<CompletableFuture<Long>> starts = new ArrayList<>();
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        for (int i = 0; i < n; i++) {
+            LockManager m = PgTestSupport.open((i % 2 == 0 ? "" : "mode=lease&") + "table=" + table + (i % 2 == 0 ? "" : "_l"));
+            managers.add(m);
+            int index = i;
+            starts.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                try (Lease l = m.tryAcquire(tag + "/ddl-" + index).orElseThrow()) {
+                    return l.fencingToken();
+                }
+            }));
+        }
+        go.countDown();
+        for (CompletableFuture<Long> f : starts) assertThat(f.get(60, TimeUnit.SECONDS)).isPositive();
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             java.sql.Statement st = admin.createStatement()) {
+            st.execute("DROP TABLE \"" + table + "\"; DROP SEQUENCE \"" + table + "_token_seq\"; DROP TABLE \"" + table + "_l\"");
+        }
+    }
+
+    @Test
+    void missingPrivilegesAreNotRetriableAndSayWhatToGrant() {
+        // the test role may not create objects in information_schema: what a locked-down role meets
+        try (LockManager m = PgTestSupport.open("schema=information_schema&table=latchkey_denied")) {
+            assertThatThrownBy(() -> m.tryAcquire(tag + "/denied"))
+                    .isExactlyInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("42501").hasMessageContaining("README")
+                    .satisfies(e -> assertThat(((LockBackendException) e).isRetriable()).isFalse());
+        }
+    }
+
+    @Test
+    void withoutFencingTheLockStillExcludesAndInspectStillNamesTheOwner() {
+        LockManager a = PgTestSupport.open("fencing=false");
+        LockManager b = PgTestSupport.open("fencing=false");
+        managers.add(a);
+        managers.add(b);
+        assertThat(a.capabilities()).doesNotContain(Capability.FENCING_TOKENS).contains(Capability.HOLDER_DEATH_DETECTION);
+        String key = tag + "/no-fencing";
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("quick")).orElseThrow();
+        assertThat(lease.fencingToken()).isZero();
+        assertThat(b.tryAcquire(key)).isEmpty();
+        assertThat(b.inspect(key)).map(LockInfo::owner).contains("quick");
+        lease.release();
+        assertThat(b.inspect(key)).isEmpty();
+    }
+}

@@ -1,0 +1,20 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.Latchkey;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.tck.LockManagerContract;
+
+/** The full TCK against mode=advisory (the default). */
+class AdvisoryTckTest extends LockManagerContract {
+    @Override
+    protected LockManager newManager(LockContext context) {
+        return Latchkey.open(uriForOtherProcesses(), context);
+    }
+
+    /** The server is shared by every process: the multi-process tests run too. */
+    @Override
+    protected String uriForOtherProcesses() {
+        return PgTestSupport.uri();
+    }
+}

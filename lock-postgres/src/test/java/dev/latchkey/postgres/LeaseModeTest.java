@@ -1,0 +1,130 @@
+package dev.latchkey.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.latchkey.Capability;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockManager;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** mode=lease beyond the TCK: NOTIFY wake-ups, server-clock rows, no pinned connections. */
+class LeaseModeTest {
+    private final String tag = "lease-" + UUID.randomUUID().toString().substring(0, 8);
+    private final List<LockManager> managers = new ArrayList<>();
+
+    private LockManager manager(String params) {
+        LockManager m = PgTestSupport.open(params.isEmpty() ? "mode=lease" : "mode=lease&" + params);
+        managers.add(m);
+        return m;
+    }
+
+    @AfterEach
+    void closeManagers() {
+        managers.forEach(LockManager::close);
+    }
+
+    @Test
+    void declaresServerSideExpiry() {
+        assertThat(manager("").capabilities()).containsExactlyInAnyOrder(Capability.FENCING_TOKENS,
+                Capability.SERVER_SIDE_EXPIRY, Capability.LIST, Capability.NATIVE_WAIT);
+    }
+
+    @Test
+    void waiterIsWokenByNotifyNotByPolling() throws Exception {
+        // polling every 10 minutes: only the NOTIFY on release can wake the waiter within the test's limit
+        LockManager a = manager("poll=10m");
+        LockManager b = manager("poll=10m&ApplicationName=" + tag);
+        String key = tag + "/handoff";
+        Lease first = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofMinutes(5))).orElseThrow();
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                () -> b.acquire(key, Duration.ofMinutes(5), LeaseOptions.ttl(Duration.ofMinutes(5))));
+        // the waiter's manager opens its LISTEN session before the first attempt; release after it is active
+        awaitListener();
+        first.release();
+        Lease second = waiter.get(60, TimeUnit.SECONDS);
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        second.release();
+    }
+
+    /** Waits until this test's waiting manager has run LISTEN (pg_listening_channels is per session). */
+    private void awaitListener() throws Exception {
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+                     + " WHERE application_name = ? AND state = 'idle' AND query LIKE 'LISTEN %'")) {
+            ps.setString(1, tag);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < until) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) return;
+                }
+                TimeUnit.MILLISECONDS.sleep(20); // pacing between polls of server state
+            }
+        }
+        throw new AssertionError("the waiting manager opened no LISTEN session");
+    }
+
+    @Test
+    void heldLeasesPinNoConnection() throws Exception {
+        LockManager a = manager("ApplicationName=" + tag);
+        List<Lease> held = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            held.add(a.tryAcquire(tag + "/many-" + i, LeaseOptions.ttl(Duration.ofMinutes(1)).withoutHeartbeat()).orElseThrow());
+        }
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                     + " AND application_name = ?")) {
+            ps.setString(1, tag);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("latchkey sessions while 30 leases are held").isLessThanOrEqualTo(8);
+            }
+        }
+        assertThat(a.list(tag + "/many-")).hasSize(30);
+        for (Lease l : held) l.release();
+        assertThat(a.list(tag + "/many-")).isEmpty();
+    }
+
+    @Test
+    void expiryIsDecidedByTheServerClock() throws Exception {
+        LockManager a = manager("");
+        String key = tag + "/server-clock";
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("SELECT extract(epoch FROM expires_at - clock_timestamp()),"
+                     + " lease_id FROM latchkey_leases WHERE key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getDouble(1)).as("seconds left by the server's clock").isBetween(0.0, 60.0);
+                assertThat(rs.getString(2)).isEqualTo(lease.leaseId());
+            }
+        }
+        // a takeover by a hand-made expiry proves the row, not the client, decides
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("UPDATE latchkey_leases SET expires_at = clock_timestamp() WHERE key = ?")) {
+            ps.setString(1, key);
+            assertThat(ps.executeUpdate()).isOne();
+        }
+        Lease next = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+        assertThat(next.fencingToken()).isEqualTo(lease.fencingToken() + 1);
+        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
+        assertThat(a.inspect(key).map(LockInfo::leaseId)).contains(next.leaseId());
+        next.release();
+    }
+}
