@@ -9,8 +9,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A lease of {@code mode=advisory}: the lock lives as long as the pinned session.
@@ -99,14 +97,7 @@ final class AdvisoryLease extends ManagedLease {
     @Override
     protected void onLost(LeaseLostException cause) {
         long delay = sessionEndNanos - manager.context.time().nanoTime();
-        if (delay <= 0 || PgPool.isClosed(session)) {
-            manager.pool.discard(session);
-            return;
-        }
-        try {
-            Heartbeats.scheduler().schedule(() -> manager.pool.discard(session), delay, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            manager.pool.discard(session);
-        }
+        // Closing a session is I/O: never on the heartbeat timer itself.
+        Heartbeats.later(Duration.ofNanos(Math.max(0, delay)), () -> manager.pool.discard(session));
     }
 }
