@@ -1,0 +1,46 @@
+package dev.latchkey.clickhouse;
+
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.spi.ManagedLease;
+import dev.latchkey.spi.TimeSource;
+import java.time.Duration;
+
+/**
+ * A won candidate row. Heartbeat inserts a newer version of the same {@code (state_id, lock_id)}
+ * row — a higher {@code revision}, a fresh server-side {@code locked_at}, the original commit order
+ * ({@code seq}), {@code acquired_at} and token, so its rank among candidates never moves — but only
+ * while this row is still the live winner of its key, in one conditional {@code INSERT … SELECT}; a
+ * row that was force-released (tombstone), expired, or out-ranked turns this lease lost instead of
+ * being revived. Release writes a tombstone.
+ */
+final class ClickHouseLease extends ManagedLease {
+    private final ClickHouseLockManager manager;
+    private final ClickHouseLockManager.Candidate row;
+    private long revision = 1; // guarded by ManagedLease: renew and release run under its lock
+
+    ClickHouseLease(ClickHouseLockManager manager, ClickHouseLockManager.Candidate row, LeaseOptions options,
+                    TimeSource time, long requestSentNanos) {
+        super(row.key(), row.lockId(), row.token(), options, time, requestSentNanos);
+        this.manager = manager;
+        this.row = row;
+        start();
+    }
+
+    @Override
+    protected void renewInStore(Duration ttl) {
+        revision++;
+        if (!manager.heartbeat(row, revision, ttl)) {
+            throw new LeaseLostException("lease on '" + key() + "' is no longer the holder in " + manager.description()
+                    + ": it was force-released, or expired before this heartbeat");
+        }
+    }
+
+    @Override
+    protected void releaseInStore() {
+        if (!manager.releaseHeld(row)) {
+            throw new LeaseLostException("lease on '" + key() + "' had already been lost (force-released or expired) in "
+                    + manager.description());
+        }
+    }
+}

@@ -1,0 +1,489 @@
+package dev.latchkey.clickhouse;
+
+import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.ServerException;
+import com.clickhouse.client.api.command.CommandResponse;
+import com.clickhouse.client.api.command.CommandSettings;
+import com.clickhouse.client.api.enums.Protocol;
+import com.clickhouse.client.api.query.GenericRecord;
+import com.clickhouse.client.api.query.QuerySettings;
+import dev.latchkey.Capability;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockException;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockKeys;
+import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.TimeSource;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Locks in a ClickHouse table, which has no row lock and no unique constraint: an advisory
+ * insert-then-verify protocol with a settle window (the design of the Meltano ClickHouse state
+ * backend), made as safe as ClickHouse allows.
+ *
+ * <p><b>Protocol.</b> Every acquisition attempt inserts a candidate row with a fresh UUID
+ * {@code lock_id}. After the settle window the candidate reads <em>all</em> candidates of the key,
+ * each collapsed only over its own versions ({@code argMax(…, revision)} per {@code lock_id}), and
+ * wins if its row is the first live one in <em>commit order</em>: the block number ClickHouse gave
+ * the candidate's insert ({@code _block_number}, kept through merges by
+ * {@code enable_block_number_column}; heartbeat versions copy it into {@code seq}, so it never moves).
+ * Losers withdraw their row with a tombstone. A row is live while it is not a tombstone and
+ * {@code locked_at + ttl_ms} is after the server's {@code now64()}: staleness is judged by the
+ * server's clock only. The server stamp {@code acquired_at} is kept, fixed, for people.
+ *
+ * <p><b>Guarantee.</b> On a single, non-replicated server (which numbers an insert and publishes
+ * it under one lock, so a reader that sees a block sees every earlier block) at most one live
+ * candidate is the winner of a key at any time, whatever the settle window; a holder that stops
+ * renewing loses the key when its TTL passes on the server's clock, never earlier; and every
+ * winner's fencing token is greater than every earlier winner's, as long as the server's clock does
+ * not step back. With replicas, or a {@code Distributed} table, block numbers do not order inserts
+ * across servers and only the settle window protects: an insert slower than it can let two
+ * candidates win.
+ */
+final class ClickHouseLockManager implements LockManager {
+    /** The revision of tombstones: above any heartbeat, so nothing revives a withdrawn row. */
+    private static final String TOMBSTONE_REVISION = "18446744073709551615";
+    private static final String COLUMNS = "(state_id, lock_id, revision, seq, acquired_at, locked_at, ttl_ms, released, token, owner, metadata)";
+    private static final Pattern TABLE_TTL = Pattern.compile("TTL\\s+locked_at\\s*\\+\\s*toIntervalSecond\\((\\d+)\\)");
+    private static final Set<Integer> PERMANENT_ERRORS = Set.of(
+            16, // NO_SUCH_COLUMN_IN_TABLE
+            47, // UNKNOWN_IDENTIFIER
+            60, // UNKNOWN_TABLE
+            62, // SYNTAX_ERROR
+            81, // UNKNOWN_DATABASE
+            164, // READONLY
+            192, // UNKNOWN_USER
+            194, // REQUIRED_PASSWORD (wrong password)
+            497, // ACCESS_DENIED
+            516); // AUTHENTICATION_FAILED
+
+    /** One row of the lock table collapsed to its newest version, as the server saw it at {@code nowMicros}. */
+    record Candidate(String key, String lockId, long seq, long acquiredMicros, long lockedMicros, long ttlMs,
+                     long token, String owner, String metadata, boolean live, long nowMicros) {
+        /** Commit order of the candidates' first inserts; lock_id only separates rows planted in one block. */
+        static final Comparator<Candidate> ORDER = Comparator.comparingLong(Candidate::seq)
+                .thenComparing(Candidate::lockId);
+
+        boolean before(Candidate other) {
+            return ORDER.compare(this, other) < 0;
+        }
+
+        LockInfo info() {
+            return new LockInfo(key, owner, lockId, token, micros(acquiredMicros), micros(lockedMicros + ttlMs * 1000),
+                    decodeMetadata(metadata));
+        }
+    }
+
+    private final ClickHouseSettings settings;
+    private final TimeSource time;
+    private final Client client;
+    private final String table;
+    private final long staleSeconds;
+
+    ClickHouseLockManager(ClickHouseSettings settings, LockContext context) {
+        this.settings = settings;
+        this.time = context.time();
+        this.table = settings.qualifiedTable();
+        long timeoutMs = settings.timeout().toMillis();
+        this.client = new Client.Builder()
+                .addEndpoint(Protocol.HTTP, settings.host(), settings.port(), settings.ssl())
+                .setUsername(settings.user())
+                .setPassword(settings.password())
+                .setDefaultDatabase("default") // the lock database may not exist yet: names are always qualified
+                .setConnectTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setSocketTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setConnectionRequestTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setMaxRetries(0) // a blind retry of an INSERT could land after the settle window; we retry by protocol
+                .serverSetting("async_insert", "0") // a buffered insert would be visible late: keep inserts synchronous
+                .build();
+        try {
+            this.staleSeconds = ensureTable();
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /** Creates database and table if absent; returns the stale threshold the table really has. */
+    private long ensureTable() {
+        long stale = settings.stale().toSeconds();
+        execute("create database", "CREATE DATABASE IF NOT EXISTS `" + settings.database() + "`", Map.of());
+        // ORDER BY (state_id, lock_id): candidates of one key never share a sorting key, so neither
+        // FINAL nor a background merge can collapse them; only versions of one candidate collapse.
+        execute("create lock table", "CREATE TABLE IF NOT EXISTS " + table + " ("
+                + "state_id String, "
+                + "lock_id String, "
+                + "revision UInt64 DEFAULT 1, "
+                + "seq UInt64 DEFAULT 0, "
+                + "locked_at DateTime64(6) DEFAULT now64(6), "
+                + "acquired_at DateTime64(6) DEFAULT locked_at, "
+                + "ttl_ms Int64 DEFAULT " + stale * 1000 + ", "
+                + "released UInt8 DEFAULT 0, "
+                + "token Int64 DEFAULT 0, "
+                + "owner String DEFAULT '', "
+                + "metadata String DEFAULT ''"
+                + ") ENGINE = ReplacingMergeTree(revision) ORDER BY (state_id, lock_id) "
+                + "TTL locked_at + INTERVAL " + stale + " SECOND "
+                // Keeps each row's _block_number (its insert's commit order) through merges.
+                + "SETTINGS enable_block_number_column = 1", Map.of());
+        List<GenericRecord> rows = query("read lock table schema",
+                "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+                Map.of("db", settings.database(), "t", settings.table()));
+        String ddl = rows.isEmpty() ? "" : rows.get(0).getString("q");
+        Matcher ttl = TABLE_TTL.matcher(ddl);
+        if (!ddl.contains("ReplacingMergeTree(revision)") || !ddl.contains("ORDER BY (state_id, lock_id)")
+                || !ddl.contains("enable_block_number_column = 1") || !ttl.find()) {
+            throw new LockBackendException("ClickHouse at " + settings.endpoint() + ": the table exists with another schema"
+                    + " (this backend needs ReplacingMergeTree(revision) ORDER BY (state_id, lock_id), a TTL on locked_at"
+                    + " and enable_block_number_column = 1;"
+                    + " a table ORDER BY state_id alone lets merges collapse competing candidates); choose another table=",
+                    false);
+        }
+        return Long.parseLong(ttl.group(1));
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
+        LockKeys.validate(key);
+        check(options);
+        return attempt(key, options) instanceof Lease lease ? Optional.of(lease) : Optional.empty();
+    }
+
+    @Override
+    public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+        LockKeys.validate(key);
+        check(options);
+        Objects.requireNonNull(maxWait, "maxWait");
+        long deadline = time.nanoTime() + maxWait.toNanos();
+        while (true) {
+            Object result = attempt(key, options);
+            if (result instanceof Lease lease) return lease;
+            long remaining = deadline - time.nanoTime();
+            if (remaining <= 0) {
+                throw new LockTimeoutException(key, maxWait, result instanceof Candidate holder ? holder.info() : null);
+            }
+            // Polling is cheap (one SELECT); jitter keeps racing waiters from inserting in lockstep.
+            long pause = TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(20, 80));
+            sleep(Math.min(pause, remaining));
+        }
+    }
+
+    private void check(LeaseOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (options.ttl().compareTo(Duration.ofSeconds(staleSeconds)) > 0) {
+            throw new IllegalArgumentException("lease ttl " + options.ttl() + " exceeds the lock table's stale threshold of "
+                    + staleSeconds + "s (its TTL would delete a live lock); raise stale= in the URI for a new table");
+        }
+        if (options.ttl().compareTo(settings.settle().multipliedBy(2)) <= 0) {
+            throw new IllegalArgumentException("lease ttl " + options.ttl() + " must be more than twice the settle window ("
+                    + settings.settle() + "): the settle wait is spent out of the lease's time");
+        }
+    }
+
+    /**
+     * One round of the protocol: returns the won {@link Lease}, or the {@link Candidate} that holds
+     * (or out-ranked us), or {@code null} when the key looked free but this round was lost.
+     */
+    private Object attempt(String key, LeaseOptions options) {
+        List<Candidate> rows = candidates(key);
+        long staleMicros = staleSeconds * 1_000_000;
+        if (rows.stream().anyMatch(r -> r.lockedMicros() < r.nowMicros() - staleMicros)) {
+            // Remains of a crashed holder that the TTL merge has not reaped yet: remove them now,
+            // synchronously (the seed's active clean-up), then look again.
+            deleteStale(key);
+            rows = candidates(key);
+        }
+        Optional<Candidate> holder = winner(rows);
+        if (holder.isPresent()) return holder.get();
+
+        String lockId = UUID.randomUUID().toString();
+        String metadata = encodeMetadata(options.metadata());
+        long sent = time.nanoTime();
+        insertCandidate(key, lockId, options, metadata);
+        boolean won = false;
+        Candidate mine = null;
+        try {
+            sleep(settings.settle().toNanos());
+            rows = candidates(key);
+            for (Candidate r : rows) {
+                if (r.lockId().equals(lockId)) mine = r;
+            }
+            Candidate me = mine;
+            // Win only as the earliest live candidate whose token is above the token of every row
+            // ranked before it (live or not): two candidates may have computed the same max(token)+1,
+            // and the later one must not win after the earlier one released.
+            won = me != null && me.live() && winner(rows).map(w -> w.lockId().equals(lockId)).orElse(false)
+                    && rows.stream().noneMatch(r -> r != me && r.before(me) && r.token() >= me.token());
+            if (won) return new ClickHouseLease(this, me, options, time, sent);
+            return winner(rows).filter(w -> !w.lockId().equals(lockId)).orElse(null);
+        } finally {
+            if (!won) withdraw(key, lockId, mine, options, metadata);
+        }
+    }
+
+    /** The earliest live candidate: the holder. */
+    private static Optional<Candidate> winner(List<Candidate> rows) {
+        return rows.stream().filter(Candidate::live).min(Candidate.ORDER);
+    }
+
+    // ---- SQL ------------------------------------------------------------------------------------
+
+    /**
+     * Rows collapsed to their newest version per {@code (state_id, lock_id)} — never across lock_ids,
+     * which would merge competing candidates — with liveness judged by the server's clock.
+     */
+    private String collapsed(String where) {
+        return "SELECT state_id AS sid, lock_id AS lid, "
+                + "min(if(seq = 0, _block_number, seq)) AS ord, "
+                + "toUnixTimestamp64Micro(argMax(acquired_at, revision)) AS acq, "
+                + "toUnixTimestamp64Micro(argMax(locked_at, revision)) AS lat, "
+                + "argMax(ttl_ms, revision) AS ttl, argMax(released, revision) AS rel, argMax(token, revision) AS tok, "
+                + "argMax(owner, revision) AS own, argMax(metadata, revision) AS meta, "
+                + "toUnixTimestamp64Micro(now64(6)) AS now, (rel = 0 AND lat + ttl * 1000 > now) AS live "
+                + "FROM " + table + " WHERE " + where + " GROUP BY state_id, lock_id";
+    }
+
+    /** A scalar subquery: the lock_id of the key's live winner (empty when none). */
+    private String winnerSubquery() {
+        return "(SELECT lid FROM (" + collapsed("state_id = {key:String}") + ") WHERE live ORDER BY ord, lid LIMIT 1)";
+    }
+
+    List<Candidate> candidates(String key) {
+        return toCandidates(query("read lock rows", collapsed("state_id = {key:String}"), Map.of("key", key)));
+    }
+
+    private void insertCandidate(String key, String lockId, LeaseOptions options, String metadata) {
+        // The token is fixed at insert: above every token ever recorded for the key, and never below
+        // the server's clock in microseconds, so it keeps rising even after the TTL removed all rows.
+        execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
+                + "now64(6), now64(6), {ttl:Int64}, 0, "
+                + "greatest(toInt64(ifNull((SELECT max(token) FROM " + table + " WHERE state_id = {key:String}), 0)) + 1, "
+                + "toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String}",
+                Map.of("key", key, "id", lockId, "ttl", options.ttl().toMillis(), "own", options.owner(), "meta", metadata));
+    }
+
+    /**
+     * New version of a held row, written only if it is still the key's live winner with at least a
+     * tenth of its TTL left on the server's clock. That margin bounds the one gap of a conditional
+     * insert: it is checked when the statement starts, and takes effect when the insert commits; a
+     * contender that saw the row expired in between could win while the heartbeat revives it.
+     */
+    boolean heartbeat(Candidate row, long revision, Duration ttl) {
+        Map<String, Object> params = rowParams(row);
+        params.put("rev", revision);
+        params.put("ttl", ttl.toMillis());
+        long written = execute("heartbeat", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, "
+                + "{rev:UInt64}, {seq:UInt64}, fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 0, {tok:Int64}, {own:String}, "
+                + "{meta:String} WHERE (SELECT (lid, lat + ttl * 900 > now) FROM (" + collapsed("state_id = {key:String}")
+                + ") WHERE live ORDER BY ord, lid LIMIT 1) = ({id:String}, 1)", params);
+        return written > 0;
+    }
+
+    /** Tombstones a held row; false (after tombstoning it anyway) if it was no longer the live winner. */
+    boolean releaseHeld(Candidate row) {
+        long written = execute("release", tombstoneSql() + " WHERE " + winnerSubquery() + " = {id:String}", rowParams(row));
+        if (written > 0) return true;
+        execute("release", tombstoneSql(), rowParams(row));
+        return false;
+    }
+
+    private String tombstoneSql() {
+        return "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, " + TOMBSTONE_REVISION + ", {seq:UInt64}, "
+                + "fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 1, {tok:Int64}, {own:String}, {meta:String}";
+    }
+
+    private Map<String, Object> rowParams(Candidate row) {
+        Map<String, Object> p = new HashMap<>();
+        p.put("key", row.key());
+        p.put("id", row.lockId());
+        p.put("seq", row.seq());
+        p.put("acq", row.acquiredMicros());
+        p.put("ttl", row.ttlMs());
+        p.put("tok", row.token());
+        p.put("own", row.owner());
+        p.put("meta", row.metadata());
+        return p;
+    }
+
+    /**
+     * A loser takes its candidate out with a tombstone (one insert) rather than a {@code DELETE}
+     * (a mutation, 10–200 ms): readers honour the tombstone at once, merges collapse it later, and
+     * the row keeps its token for the fencing order. Best effort: an unwithdrawn row expires at its TTL.
+     */
+    private void withdraw(String key, String lockId, Candidate mine, LeaseOptions options, String metadata) {
+        Candidate row = mine != null ? mine
+                : new Candidate(key, lockId, 0, 0, 0, options.ttl().toMillis(), 0, options.owner(), metadata, false, 0);
+        try {
+            execute("withdraw candidate", tombstoneSql(), rowParams(row));
+        } catch (LockBackendException e) {
+            // The row stays live at most its TTL; the caller already reports the round as lost.
+        }
+    }
+
+    private void deleteStale(String key) {
+        CommandSettings sync = new CommandSettings();
+        sync.serverSetting("lightweight_deletes_sync", "2");
+        run("delete stale rows", "DELETE FROM " + table + " WHERE state_id = {key:String} "
+                + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND", Map.of("key", key, "stale", staleSeconds), sync);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String key) {
+        LockKeys.validate(key);
+        return winner(candidates(key)).map(Candidate::info);
+    }
+
+    @Override
+    public List<LockInfo> list(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        List<GenericRecord> rows = query("list locks", "SELECT * FROM (" + collapsed("startsWith(state_id, {p:String})")
+                + ") WHERE live ORDER BY sid, ord, lid LIMIT 1 BY sid", Map.of("p", prefix));
+        List<LockInfo> out = new ArrayList<>();
+        for (Candidate c : toCandidates(rows)) out.add(c.info());
+        return out;
+    }
+
+    @Override
+    public boolean forceRelease(String key) {
+        LockKeys.validate(key);
+        // Tombstones every live candidate of the key (a contender mid-settle simply loses its round).
+        long written = execute("force release", "INSERT INTO " + table + " " + COLUMNS + " SELECT sid, lid, "
+                + TOMBSTONE_REVISION + ", ord, fromUnixTimestamp64Micro(acq), now64(6), ttl, 1, tok, own, meta FROM ("
+                + collapsed("state_id = {key:String}") + ") WHERE live", Map.of("key", key));
+        return written > 0;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return EnumSet.of(Capability.SERVER_SIDE_EXPIRY, Capability.LIST, Capability.FENCING_TOKENS);
+    }
+
+    @Override
+    public String description() {
+        return settings.masked();
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    // ---- plumbing -------------------------------------------------------------------------------
+
+    private static List<Candidate> toCandidates(List<GenericRecord> rows) {
+        List<Candidate> out = new ArrayList<>(rows.size());
+        for (GenericRecord r : rows) {
+            out.add(new Candidate(r.getString("sid"), r.getString("lid"), r.getLong("ord"), r.getLong("acq"), r.getLong("lat"),
+                    r.getLong("ttl"), r.getLong("tok"), r.getString("own"), r.getString("meta"),
+                    r.getInteger("live") != 0, r.getLong("now")));
+        }
+        return out;
+    }
+
+    private List<GenericRecord> query(String what, String sql, Map<String, Object> params) {
+        try {
+            return client.queryAll(sql, escaped(params), new QuerySettings());
+        } catch (RuntimeException e) {
+            throw backendError(what, e);
+        }
+    }
+
+    private long execute(String what, String sql, Map<String, Object> params) {
+        return run(what, sql, params, new CommandSettings());
+    }
+
+    private long run(String what, String sql, Map<String, Object> params, CommandSettings commandSettings) {
+        try (CommandResponse r = client.execute(sql, escaped(params), commandSettings).get()) {
+            return r.getWrittenRows();
+        } catch (ExecutionException e) {
+            throw backendError(what, e.getCause() != null ? e.getCause() : e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
+        } catch (LockException e) {
+            throw e;
+        } catch (Exception e) {
+            throw backendError(what, e);
+        }
+    }
+
+    /**
+     * The server parses query-parameter values in its escaped text format, where a backslash starts
+     * an escape sequence; the client passes strings as they are, so a key such as {@code a\n} would
+     * arrive as "a", newline. Doubling every backslash makes every string arrive verbatim.
+     */
+    private static Map<String, Object> escaped(Map<String, Object> params) {
+        Map<String, Object> out = new HashMap<>(params.size() * 2);
+        params.forEach((k, v) -> out.put(k, v instanceof String ? ((String) v).replace("\\", "\\\\") : v));
+        return out;
+    }
+
+    private LockBackendException backendError(String what, Throwable e) {
+        boolean retriable = true;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ServerException && PERMANENT_ERRORS.contains(((ServerException) t).getCode())) retriable = false;
+        }
+        return new LockBackendException("ClickHouse at " + settings.endpoint() + ": " + what + " failed: " + e.getMessage(),
+                retriable, e);
+    }
+
+    private void sleep(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted while waiting for lock at ClickHouse " + settings.endpoint(), false, e);
+        }
+    }
+
+    private static Instant micros(long micros) {
+        return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+    }
+
+    /** Metadata as {@code name=value&…}, percent-encoded: reversible for any printable text. */
+    static String encodeMetadata(Map<String, String> metadata) {
+        StringBuilder sb = new StringBuilder();
+        metadata.forEach((k, v) -> {
+            if (sb.length() > 0) sb.append('&');
+            sb.append(URLEncoder.encode(k, StandardCharsets.UTF_8)).append('=').append(URLEncoder.encode(v, StandardCharsets.UTF_8));
+        });
+        return sb.toString();
+    }
+
+    static Map<String, String> decodeMetadata(String text) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (text == null || text.isEmpty()) return out;
+        for (String pair : text.split("&")) {
+            int eq = pair.indexOf('=');
+            if (eq <= 0) continue;
+            out.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+}

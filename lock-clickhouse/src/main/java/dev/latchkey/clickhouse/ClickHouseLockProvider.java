@@ -1,0 +1,30 @@
+package dev.latchkey.clickhouse;
+
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.LockProvider;
+import dev.latchkey.spi.LockUri;
+import java.util.Set;
+
+/**
+ * {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=30s&ssl=true}:
+ * an advisory insert-then-verify lock in a ClickHouse table (see {@link ClickHouseLockManager} for
+ * what it guarantees). The URI is validated before any I/O; secrets never appear in messages.
+ */
+public final class ClickHouseLockProvider implements LockProvider {
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("clickhouse");
+    }
+
+    @Override
+    public String description() {
+        return "ClickHouse lock table: insert-then-verify with a settle window, server-clock expiry, TTL backstop";
+    }
+
+    @Override
+    public LockManager open(LockUri uri, LockContext context) {
+        return new ClickHouseLockManager(ClickHouseSettings.from(uri), context);
+    }
+}

@@ -1,0 +1,63 @@
+package dev.latchkey.clickhouse;
+
+import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.spi.LockUri;
+import java.time.Duration;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The settings of a {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=30s&ssl=true}
+ * URI, validated before any I/O. Identifiers are restricted to {@code [A-Za-z_][A-Za-z0-9_]*} so
+ * they can be quoted into SQL safely; everything else reaches the server as a bound parameter.
+ *
+ * @param stale   how long a lock row may live at most: the table's {@code TTL} backstop and the
+ *                threshold of the synchronous clean-up; no lease may have a longer TTL
+ * @param settle  how long a candidate waits between inserting its row and reading all candidates
+ * @param timeout connect and socket timeout of each request to the server
+ */
+record ClickHouseSettings(String host, int port, boolean ssl, String user, String password, String database,
+                          String table, Duration stale, Duration settle, Duration timeout, String masked) {
+    static final Set<String> PARAMS = Set.of("table", "stale", "settle", "timeout", "ssl");
+    private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+
+    static ClickHouseSettings from(LockUri uri) {
+        uri.requireOnly(PARAMS);
+        if (uri.host().isBlank()) throw new UnsupportedLockUriException("clickhouse:// needs a host: " + uri);
+        boolean ssl = uri.booleanParam("ssl", false);
+        int port = uri.port().orElse(ssl ? 8443 : 8123);
+        String path = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
+        String database = path.isEmpty() ? "default" : path;
+        String table = uri.param("table", "latchkey_locks");
+        for (String ident : new String[] {database, table}) {
+            if (!IDENT.matcher(ident).matches()) {
+                throw new UnsupportedLockUriException("database and table names must match " + IDENT.pattern()
+                        + ", got '" + ident + "' in " + uri);
+            }
+        }
+        Duration stale = uri.durationParam("stale", Duration.ofSeconds(300));
+        Duration settle = uri.durationParam("settle", Duration.ofSeconds(1));
+        Duration timeout = uri.durationParam("timeout", Duration.ofSeconds(30));
+        if (stale.compareTo(Duration.ofSeconds(1)) < 0 || stale.toMillis() % 1000 != 0) {
+            throw new UnsupportedLockUriException("stale must be a whole number of seconds, at least 1s, in " + uri);
+        }
+        if (settle.isNegative() || settle.isZero()) {
+            throw new UnsupportedLockUriException("settle must be positive in " + uri);
+        }
+        if (timeout.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new UnsupportedLockUriException("timeout must be at least 100ms in " + uri);
+        }
+        return new ClickHouseSettings(uri.host(), port, ssl, uri.user().orElse("default"), uri.password().orElse(""),
+                database, table, stale, settle, timeout, uri.toString());
+    }
+
+    /** {@code `database`.`table`}, safe to splice into SQL (identifiers were validated). */
+    String qualifiedTable() {
+        return "`" + database + "`.`" + table + "`";
+    }
+
+    /** Where the locks live, for messages: no credentials. */
+    String endpoint() {
+        return (ssl ? "https" : "http") + "://" + host + ":" + port + "/" + database + " (table " + table + ")";
+    }
+}

@@ -1,0 +1,132 @@
+package dev.latchkey.clickhouse;
+
+import dev.latchkey.spi.LockUri;
+import dev.latchkey.tck.ExternalServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * The real ClickHouse server of the tests: {@code LATCHKEY_TEST_CLICKHOUSE_URI} if set; else, where
+ * a Docker engine runs, the official image through Testcontainers; else the local chDB server of
+ * {@code scripts/clickhouse.sh} (our CI). Plus a plain-HTTP SQL channel that bypasses the backend,
+ * so tests can plant and inspect rows independently of the code under test.
+ */
+final class ClickHouseTestServer {
+    static final String ENV = "LATCHKEY_TEST_CLICKHOUSE_URI";
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private static final String IMAGE = System.getProperty("latchkey.test.clickhouse.image", "clickhouse/clickhouse-server:26.7");
+    private static volatile String shared;
+    private static Boolean docker;
+
+    private ClickHouseTestServer() {}
+
+    /** A server started for one test; {@link #stop()} ends it. */
+    interface Private {
+        String uri();
+
+        void stop();
+    }
+
+    /** The shared server's URI (database included, no parameters). */
+    static String base() {
+        String env = System.getenv(ENV);
+        if (env != null && !env.isBlank()) return env.trim();
+        if (!dockerAvailable()) return ExternalServer.uri(ENV, "clickhouse");
+        synchronized (ClickHouseTestServer.class) {
+            if (shared == null) shared = startContainer().uri(); // Testcontainers' reaper stops it at JVM exit
+            return shared;
+        }
+    }
+
+    /** A server of its own, for a test that stops it. */
+    static Private startPrivate() throws IOException {
+        if (dockerAvailable()) return startContainer();
+        Path dir = Files.createTempDirectory("latchkey-clickhouse-private-");
+        String uri = ExternalServer.script("clickhouse", "start", dir.toString());
+        return new Private() {
+            @Override public String uri() { return uri; }
+            @Override public void stop() { ExternalServer.script("clickhouse", "stop", dir.toString()); }
+        };
+    }
+
+    private static synchronized boolean dockerAvailable() {
+        if (docker == null) {
+            // Ask Testcontainers only where an engine is plausible: its failed probe logs errors.
+            boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
+            try {
+                docker = plausible && DockerClientFactory.instance().isDockerAvailable();
+            } catch (RuntimeException | LinkageError e) {
+                docker = false;
+            }
+        }
+        return docker;
+    }
+
+    private static Private startContainer() {
+        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withExposedPorts(8123)
+                .withEnv("CLICKHOUSE_DB", "latchkey")
+                .withEnv("CLICKHOUSE_USER", "latchkey")
+                .withEnv("CLICKHOUSE_PASSWORD", "latchkey-test")
+                .waitingFor(Wait.forHttp("/ping").forStatusCode(200));
+        c.start();
+        String uri = "clickhouse://latchkey:latchkey-test@" + c.getHost() + ":" + c.getMappedPort(8123) + "/latchkey";
+        return new Private() {
+            @Override public String uri() { return uri; }
+            @Override public void stop() { c.stop(); }
+        };
+    }
+
+    /** The server's URI with {@code params} ({@code a=b&c=d}) added. */
+    static String uri(String params) {
+        String base = base();
+        return base + (base.contains("?") ? "&" : "?") + params;
+    }
+
+    /** The database the URI names. */
+    static String database() {
+        String path = LockUri.parse(base()).path();
+        return path.length() > 1 ? path.substring(1) : "default";
+    }
+
+    /** Runs one statement over HTTP on the server of {@code uri}; returns its TSV output. */
+    static String sql(String uri, String statement) {
+        LockUri u = LockUri.parse(uri);
+        boolean ssl = u.booleanParam("ssl", false);
+        String endpoint = (ssl ? "https" : "http") + "://" + u.host() + ":" + u.port().orElse(ssl ? 8443 : 8123) + "/";
+        String auth = u.user().orElse("default") + ":" + u.password().orElse("");
+        HttpRequest request = HttpRequest.newBuilder(URI.create(endpoint))
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(auth.getBytes(StandardCharsets.UTF_8)))
+                .timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.ofString(statement))
+                .build();
+        try {
+            HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new IllegalStateException("ClickHouse answered " + response.statusCode() + " to " + statement + ": " + response.body());
+            }
+            return response.body().strip();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot reach ClickHouse for " + statement, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String sql(String statement) {
+        return sql(base(), statement);
+    }
+}
