@@ -1,0 +1,102 @@
+package dev.latchkey.azure;
+
+import com.azure.core.http.HttpClient;
+import com.azure.core.util.HttpClientOptions;
+import com.azure.storage.blob.BlobContainerClient;
+import com.azure.storage.blob.BlobContainerClientBuilder;
+import com.azure.storage.common.StorageSharedKeyCredential;
+import com.azure.storage.common.policy.RequestRetryOptions;
+import com.azure.storage.common.policy.RetryPolicyType;
+import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.spi.LockUri;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The container client of an {@code azblob://container/prefix?…} URI: one HTTP client per manager,
+ * one retry at most (the lease logic has its own margins), short per-try timeouts, so an unreachable
+ * account surfaces in seconds.
+ */
+final class AzureBlobs {
+    static final String CONNECTION_STRING_ENV = "AZURE_STORAGE_CONNECTION_STRING";
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
+    private AzureBlobs() {}
+
+    /** The container named by the URI's host; the URI's path (trimmed of slashes) is the blob prefix. */
+    static BlobContainerClient container(LockUri uri, Duration timeout, int maxAttempts) {
+        String container = uri.host();
+        if (container.isEmpty() || uri.port().isPresent() || uri.user().isPresent()) {
+            throw new UnsupportedLockUriException(uri.scheme() + ":// needs a container name as host ("
+                    + uri.scheme() + "://container/prefix?account=…; the server goes in endpoint=…): " + uri);
+        }
+        Optional<String> account = uri.param("account");
+        Optional<String> key = uri.param("accountKey");
+        Optional<String> sas = uri.param("sas");
+        if (key.isPresent() && sas.isPresent()) {
+            throw new UnsupportedLockUriException("give accountKey or sas, not both: " + uri);
+        }
+        HttpClient http = HttpClient.createDefault(new HttpClientOptions().setConnectTimeout(CONNECT_TIMEOUT)
+                .setResponseTimeout(timeout).setReadTimeout(timeout).setWriteTimeout(timeout));
+        BlobContainerClientBuilder b = new BlobContainerClientBuilder()
+                .httpClient(http)
+                .retryOptions(new RequestRetryOptions(RetryPolicyType.FIXED, maxAttempts, timeout,
+                        Duration.ofMillis(200), Duration.ofMillis(200), null))
+                .containerName(container);
+        String connectionString = System.getenv(CONNECTION_STRING_ENV);
+        if (key.isEmpty() && sas.isEmpty() && connectionString != null && !connectionString.isBlank()) {
+            b.connectionString(connectionString); // sets endpoint and credential
+            uri.param("endpoint").ifPresent(b::endpoint);
+            return build(b, uri);
+        }
+        String endpoint = uri.param("endpoint").orElseGet(() -> account
+                .map(a -> "https://" + a + ".blob.core.windows.net")
+                .orElseThrow(() -> new UnsupportedLockUriException("say which storage account: account=… or endpoint=… (or set "
+                        + CONNECTION_STRING_ENV + "): " + uri)));
+        checkEndpoint(endpoint, uri);
+        b.endpoint(endpoint);
+        if (key.isPresent()) {
+            String name = account.orElseThrow(() -> new UnsupportedLockUriException("accountKey needs account=…: " + uri));
+            b.credential(new StorageSharedKeyCredential(name, key.get()));
+        } else if (sas.isPresent()) {
+            b.sasToken(sas.get());
+        } else {
+            throw new UnsupportedLockUriException("no credentials for " + uri + ": give accountKey=… or sas=…, or set "
+                    + CONNECTION_STRING_ENV + " (Azure AD sign-in is not bundled, to keep azure-identity off the class path)");
+        }
+        return build(b, uri);
+    }
+
+    private static BlobContainerClient build(BlobContainerClientBuilder b, LockUri uri) {
+        try {
+            return b.buildClient();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new UnsupportedLockUriException("cannot set up an Azure Blob client for " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void checkEndpoint(String endpoint, LockUri uri) {
+        try {
+            URI e = URI.create(endpoint);
+            if (e.getScheme() == null || e.getHost() == null) throw new IllegalArgumentException();
+        } catch (IllegalArgumentException e) {
+            throw new UnsupportedLockUriException("endpoint must be like https://account.blob.core.windows.net: " + uri, e);
+        }
+    }
+
+    /** The account endpoint of a container client, for messages (no query string: no SAS). */
+    static String endpointOf(BlobContainerClient container) {
+        String url = container.getBlobContainerUrl();
+        int q = url.indexOf('?');
+        return q >= 0 ? url.substring(0, q) : url;
+    }
+
+    static String trimSlashes(String path) {
+        int from = 0;
+        int to = path.length();
+        while (from < to && path.charAt(from) == '/') from++;
+        while (to > from && path.charAt(to - 1) == '/') to--;
+        return path.substring(from, to);
+    }
+}

@@ -1,0 +1,147 @@
+package dev.latchkey.azure;
+
+import com.azure.core.http.HttpHeaderName;
+import com.azure.core.util.BinaryData;
+import com.azure.core.util.Context;
+import com.azure.storage.blob.BlobClient;
+import com.azure.storage.blob.BlobContainerClient;
+import com.azure.storage.blob.models.BlobDownloadContentResponse;
+import com.azure.storage.blob.models.BlobItem;
+import com.azure.storage.blob.models.BlobRequestConditions;
+import com.azure.storage.blob.models.BlobStorageException;
+import com.azure.storage.blob.models.ListBlobsOptions;
+import com.azure.storage.blob.options.BlockBlobSimpleUploadOptions;
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.StoredRecord;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A {@link ConditionalStore} over one Azure Blob container and prefix ({@code mode=etag}): each
+ * record is the block blob {@code <prefix>/<name>.lock}, its version the blob's ETag.
+ *
+ * <p><b>Guarantee.</b> Create is an upload with {@code If-None-Match: *}, replace an upload with
+ * {@code If-Match: <etag>}, delete a delete with {@code If-Match}; Azure applies these conditions
+ * atomically, so of racing writers exactly one wins (the TCK's CAS contract checks it). 412 and 409
+ * mean "lost the race", 404 on a conditional write means "gone". Other failures are
+ * {@link dev.latchkey.LockBackendException}s naming the container, retriable for 5xx, throttling,
+ * timeouts and I/O errors. A retried write whose first attempt landed answers 412; the lease engine
+ * re-reads and recognises its own lease id, so that is never mistaken for a lost race.
+ *
+ * <p><b>Age</b> is the response's {@code Date} minus the blob's {@code Last-Modified}, both from the
+ * server, lowered by their one-second resolution.
+ */
+final class AzureConditionalStore implements ConditionalStore {
+    private static final String SUFFIX = ".lock";
+
+    private final BlobContainerClient container;
+    private final String base;
+    private final Duration timeout;
+    private final String where;
+    private final String description;
+
+    AzureConditionalStore(BlobContainerClient container, String prefix, Duration timeout, String description) {
+        this.container = Objects.requireNonNull(container, "container");
+        this.base = prefix.isEmpty() ? "" : prefix + "/";
+        this.timeout = timeout;
+        this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
+        this.description = description;
+    }
+
+    String blobName(String name) {
+        return base + name + SUFFIX;
+    }
+
+    @Override
+    public Optional<StoredRecord> read(String name) {
+        String blob = blobName(name);
+        try {
+            BlobDownloadContentResponse r = container.getBlobClient(blob)
+                    .downloadContentWithResponse(null, null, timeout, Context.NONE);
+            String etag = r.getDeserializedHeaders().getETag();
+            return Optional.of(new StoredRecord(r.getValue().toBytes(), etag,
+                    AzureErrors.age(r.getHeaders().getValue(HttpHeaderName.DATE), r.getDeserializedHeaders().getLastModified())));
+        } catch (BlobStorageException e) {
+            if (AzureErrors.blobMissing(e)) return Optional.empty();
+            throw AzureErrors.failure("download", blob, where, e);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("download", blob, where, e);
+        }
+    }
+
+    @Override
+    public Optional<String> create(String name, byte[] data) {
+        return upload(blobName(name), data, new BlobRequestConditions().setIfNoneMatch("*"));
+    }
+
+    @Override
+    public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+        Objects.requireNonNull(expectedVersion, "expectedVersion");
+        return upload(blobName(name), data, new BlobRequestConditions().setIfMatch(expectedVersion));
+    }
+
+    private Optional<String> upload(String blob, byte[] data, BlobRequestConditions conditions) {
+        BlobClient client = container.getBlobClient(blob);
+        try {
+            return Optional.of(client.getBlockBlobClient().uploadWithResponse(
+                    new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions),
+                    timeout, Context.NONE).getValue().getETag());
+        } catch (BlobStorageException e) {
+            if (lostRace(e)) return Optional.empty();
+            throw AzureErrors.failure("conditional upload", blob, where, e);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("conditional upload", blob, where, e);
+        }
+    }
+
+    @Override
+    public boolean delete(String name, String expectedVersion) {
+        Objects.requireNonNull(expectedVersion, "expectedVersion");
+        String blob = blobName(name);
+        try {
+            container.getBlobClient(blob).deleteWithResponse(null, new BlobRequestConditions().setIfMatch(expectedVersion),
+                    timeout, Context.NONE);
+            return true;
+        } catch (BlobStorageException e) {
+            if (lostRace(e)) return false;
+            throw AzureErrors.failure("conditional delete", blob, where, e);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("conditional delete", blob, where, e);
+        }
+    }
+
+    @Override
+    public List<String> list(String namePrefix) {
+        List<String> names = new ArrayList<>();
+        try {
+            for (BlobItem item : container.listBlobs(new ListBlobsOptions().setPrefix(base + namePrefix), timeout)) {
+                String b = item.getName();
+                if (b.endsWith(SUFFIX) && b.indexOf('/', base.length()) < 0) {
+                    names.add(b.substring(base.length(), b.length() - SUFFIX.length()));
+                }
+            }
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("list", base + namePrefix, where, e);
+        }
+        return names;
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        // the SDK's HTTP client holds no resources that need closing here
+    }
+
+    /** 412: condition failed; 409: exists (create) or a conflicting operation; 404: gone. */
+    private static boolean lostRace(BlobStorageException e) {
+        int s = e.getStatusCode();
+        return s == 412 || s == 409 || AzureErrors.blobMissing(e);
+    }
+}

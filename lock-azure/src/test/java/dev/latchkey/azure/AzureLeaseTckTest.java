@@ -1,0 +1,24 @@
+package dev.latchkey.azure;
+
+import dev.latchkey.Latchkey;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.tck.LockManagerContract;
+import java.time.Duration;
+
+/**
+ * The lock contract through {@code azblob://…?mode=lease} (blob leases) against Azurite. Leases last
+ * 15–60 s, so the timing tests use 15 s TTLs. The multi-process tests are not enabled here: the
+ * killed-holder test asks for a TTL of five short TTLs (75 s), beyond Azure's 60 s maximum.
+ */
+class AzureLeaseTckTest extends LockManagerContract {
+    @Override
+    protected LockManager newManager(LockContext context) {
+        return Latchkey.open(Azurite.uri("lease"), context);
+    }
+
+    @Override
+    protected Duration shortTtl() {
+        return Duration.ofSeconds(15);
+    }
+}

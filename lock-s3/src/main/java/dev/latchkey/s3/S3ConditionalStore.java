@@ -1,0 +1,220 @@
+package dev.latchkey.s3;
+
+import dev.latchkey.LockBackendException;
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.StoredRecord;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * A {@link ConditionalStore} over one S3 bucket and prefix: each record is the object
+ * {@code <prefix>/<name>.lock}, its version the object's ETag (opaque: not an MD5 on every store).
+ *
+ * <p><b>Guarantee.</b> Create is {@code PutObject If-None-Match: *}, replace is
+ * {@code PutObject If-Match: <etag>}, delete is {@code DeleteObject If-Match: <etag>}; so the
+ * store is exactly as atomic as the server's conditional writes, which AWS S3 guarantees (and which
+ * the TCK's CAS contract checks on any other server: several emulators fail it). HTTP 412 and 409
+ * (a concurrent conditional write in flight) mean "lost the race"; 404 on {@code If-Match} means
+ * the object is gone. Any other failure is a {@link LockBackendException} naming the bucket and the
+ * endpoint, retriable for 5xx, throttling, timeouts and connection failures.
+ *
+ * <p><b>SDK retries.</b> The client retries at most a little (see {@link S3LockProvider}). A retry
+ * of a conditional write whose first attempt did land answers 412: the store reports "lost", and
+ * the lease engine re-reads the record and recognises its own lease id, so a landed write is never
+ * mistaken for a lost race. A retried delete whose first attempt landed reports {@code false}
+ * (gone), which is true of the record either way. (The lease engine never deletes: released
+ * records stay, carrying the fencing counter.)
+ *
+ * <p><b>Age.</b> {@link StoredRecord#age()} is the response's {@code Date} minus the object's
+ * {@code Last-Modified}, both from the server; the two have one-second resolution, so one second is
+ * subtracted and a record is never judged older than it is.
+ */
+public final class S3ConditionalStore implements ConditionalStore {
+    /** Resolution of {@code Date} and {@code Last-Modified}: the age is lowered by this much. */
+    private static final Duration CLOCK_RESOLUTION = Duration.ofSeconds(1);
+    private static final String SUFFIX = ".lock";
+
+    private final S3Client client;
+    private final String bucket;
+    private final String base;      // "" or "prefix/"
+    private final String where;       // for messages: bucket and endpoint, never a credential
+    private final String description; // the masked URI
+
+    /**
+     * @param prefix      folder inside the bucket, without leading or trailing slash ("" for the root)
+     * @param endpoint    the server, for messages ("AWS S3 in <region>" when it is AWS itself)
+     * @param description the lock URI with its secrets masked
+     */
+    public S3ConditionalStore(S3Client client, String bucket, String prefix, String endpoint, String description) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.bucket = Objects.requireNonNull(bucket, "bucket");
+        this.base = prefix.isEmpty() ? "" : prefix + "/";
+        this.where = "bucket " + bucket + " at " + endpoint;
+        this.description = description;
+    }
+
+    /** The object key of record {@code name}. */
+    String objectKey(String name) {
+        return base + name + SUFFIX;
+    }
+
+    @Override
+    public Optional<StoredRecord> read(String name) {
+        String key = objectKey(name);
+        ResponseBytes<GetObjectResponse> got;
+        try {
+            got = client.getObjectAsBytes(b -> b.bucket(bucket).key(key));
+        } catch (S3Exception e) {
+            if (e.statusCode() == 404 && !isNoSuchBucket(e)) return Optional.empty();
+            throw failure("GetObject", key, e);
+        } catch (SdkException e) {
+            throw failure("GetObject", key, e);
+        }
+        GetObjectResponse r = got.response();
+        return Optional.of(new StoredRecord(got.asByteArray(), requireEtag(r.eTag(), "GetObject", key), age(r)));
+    }
+
+    @Override
+    public Optional<String> create(String name, byte[] data) {
+        return put("PutObject If-None-Match", objectKey(name), data, b -> b.ifNoneMatch("*"));
+    }
+
+    @Override
+    public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+        Objects.requireNonNull(expectedVersion, "expectedVersion");
+        return put("PutObject If-Match", objectKey(name), data, b -> b.ifMatch(expectedVersion));
+    }
+
+    private Optional<String> put(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {
+        PutObjectRequest.Builder req = PutObjectRequest.builder().bucket(bucket).key(key)
+                .contentType("application/octet-stream");
+        condition.accept(req);
+        try {
+            return Optional.of(requireEtag(client.putObject(req.build(), RequestBody.fromBytes(data)).eTag(), op, key));
+        } catch (S3Exception e) {
+            if (lostRace(e)) return Optional.empty();
+            throw failure(op, key, e);
+        } catch (SdkException e) {
+            throw failure(op, key, e);
+        }
+    }
+
+    @Override
+    public boolean delete(String name, String expectedVersion) {
+        Objects.requireNonNull(expectedVersion, "expectedVersion");
+        String key = objectKey(name);
+        try {
+            // Some stores (S3Proxy on Azure) answer a conditional delete of a missing key with 204
+            // where S3 says 404; a look first keeps "false if gone" true there. Safety does not
+            // rest on it: the delete itself stays conditional.
+            String current = client.headObject(b -> b.bucket(bucket).key(key)).eTag();
+            if (!expectedVersion.equals(current)) return false;
+            client.deleteObject(b -> b.bucket(bucket).key(key).ifMatch(expectedVersion));
+            return true;
+        } catch (S3Exception e) {
+            if (lostRace(e)) return false;
+            throw failure("DeleteObject If-Match", key, e);
+        } catch (SdkException e) {
+            throw failure("DeleteObject If-Match", key, e);
+        }
+    }
+
+    @Override
+    public List<String> list(String namePrefix) {
+        List<String> names = new ArrayList<>();
+        try {
+            for (S3Object o : client.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(base + namePrefix)).contents()) {
+                String k = o.key();
+                // only our own records: names never hold '/', so deeper keys belong to something else
+                if (k.endsWith(SUFFIX) && k.indexOf('/', base.length()) < 0) {
+                    names.add(k.substring(base.length(), k.length() - SUFFIX.length()));
+                }
+            }
+        } catch (SdkException e) {
+            throw failure("ListObjectsV2", base + namePrefix, e);
+        }
+        return names;
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    /** 412: the condition failed; 409: another conditional write to the key was in flight; 404: gone. */
+    private static boolean lostRace(S3Exception e) {
+        int s = e.statusCode();
+        return s == 412 || s == 409 || (s == 404 && !isNoSuchBucket(e));
+    }
+
+    private static boolean isNoSuchBucket(S3Exception e) {
+        return e.awsErrorDetails() != null && "NoSuchBucket".equals(e.awsErrorDetails().errorCode());
+    }
+
+    private String requireEtag(String etag, String op, String key) {
+        if (etag == null || etag.isEmpty()) {
+            throw new LockBackendException("S3 " + op + " of " + key + " in " + where
+                    + " returned no ETag: this store cannot hold locks", false);
+        }
+        return etag;
+    }
+
+    /** Date − Last-Modified − resolution, never negative; null when the server sent no usable Date. */
+    private static Duration age(GetObjectResponse r) {
+        Instant modified = r.lastModified();
+        Optional<String> date = r.sdkHttpResponse().firstMatchingHeader("Date");
+        if (modified == null || date.isEmpty()) return null;
+        Instant now;
+        try {
+            now = ZonedDateTime.parse(date.get(), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+        Duration age = Duration.between(modified, now).minus(CLOCK_RESOLUTION);
+        return age.isNegative() ? Duration.ZERO : age;
+    }
+
+    private LockBackendException failure(String op, String key, SdkException e) {
+        boolean retriable;
+        String why;
+        if (e instanceof S3Exception s3) {
+            int status = s3.statusCode();
+            retriable = status >= 500 || status == 429 || status == 408;
+            String code = s3.awsErrorDetails() == null ? null : s3.awsErrorDetails().errorCode();
+            why = "HTTP " + status + (code == null ? "" : " " + code);
+            if (status == 403) why += " (the credentials need s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket)";
+            if ("NoSuchBucket".equals(code)) why += " (bucket " + bucket + " does not exist)";
+            if (status == 501 || "NotImplemented".equals(code)) {
+                why += " (this store does not support conditional writes; it cannot hold locks)";
+                retriable = false;
+            }
+        } else {
+            // connection refused, timeouts, broken responses: the store may come back
+            retriable = e instanceof SdkClientException || e.retryable();
+            why = e.getMessage();
+        }
+        return new LockBackendException("S3 " + op + " of " + key + " in " + where + " failed: " + why, retriable, e);
+    }
+}

@@ -1,0 +1,78 @@
+package dev.latchkey.s3;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.tck.ConditionalStoreContract;
+import dev.latchkey.tck.ExternalServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+
+/**
+ * Proves the TCK has teeth: S3Proxy on its in-memory {@code transient} provider checks
+ * {@code If-Match} and then writes, two steps with a gap, so racing replacers can both win. The
+ * CAS contract's racing-replace test, run here against that store, must report it.
+ *
+ * <p>It is a race, so a run where the store happens to keep every round atomic is possible (it
+ * was not seen in development). Such a run is reported as <em>skipped</em>, with the numbers, rather
+ * than passed or failed: the contract did not get its chance to bite.
+ */
+class S3TransientStoreIsCaughtTest {
+    private static Path state;
+    private static String uri;
+
+    /** The contract, pointed at the transient server; run only through the launcher below. */
+    static class OnTransientStore extends ConditionalStoreContract {
+        @Override
+        protected ConditionalStore newStore() {
+            return S3Server.newStore(uri);
+        }
+    }
+
+    @BeforeAll
+    static void startTransientServer() throws Exception {
+        state = Files.createTempDirectory("latchkey-s3-transient-");
+        uri = ExternalServer.script("s3", "start-transient", state.toString());
+    }
+
+    @AfterAll
+    static void stopTransientServer() {
+        if (state != null) ExternalServer.script("s3", "stop", state.toString());
+    }
+
+    @Test
+    void casContractDetectsNonAtomicConditionalWrites() {
+        TestExecutionSummary summary = run("racingReplacesOfOneVersionHaveExactlyOneWinner");
+        List<Throwable> failures = summary.getFailures().stream().map(TestExecutionSummary.Failure::getException).toList();
+        if (failures.isEmpty()) {
+            Assumptions.abort("the transient S3Proxy store happened to keep all racing-replace rounds atomic "
+                    + "in this run, so the contract could not show its teeth (not a pass, not a failure)");
+        }
+        assertThat(failures).as("the contract's failures on the non-atomic store").hasSize(1);
+        System.out.println("CAS contract on S3Proxy transient, as expected: " + failures.get(0).getMessage().replaceAll("\\s+", " ").strip());
+        assertThat(failures.get(0)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("did not have exactly one winner")
+                .hasMessageContaining("replacers won");
+    }
+
+    private static TestExecutionSummary run(String method) {
+        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectMethod(OnTransientStore.class, method)).build();
+        SummaryGeneratingListener listener = new SummaryGeneratingListener();
+        LauncherFactory.create().execute(request, listener);
+        TestExecutionSummary summary = listener.getSummary();
+        assertThat(summary.getTestsFoundCount()).as("contract test %s found", method).isEqualTo(1);
+        return summary;
+    }
+}
