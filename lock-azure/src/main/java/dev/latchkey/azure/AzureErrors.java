@@ -3,18 +3,15 @@ package dev.latchkey.azure;
 import com.azure.storage.blob.models.BlobErrorCode;
 import com.azure.storage.blob.models.BlobStorageException;
 import dev.latchkey.LockBackendException;
+import dev.latchkey.spi.ServerClock;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.concurrent.TimeoutException;
 
 /** Turns Azure SDK failures into {@link LockBackendException}s naming the container, never a credential. */
 final class AzureErrors {
     /** Resolution of the {@code Date} and {@code Last-Modified} headers. */
-    private static final Duration CLOCK_RESOLUTION = Duration.ofSeconds(1);
 
     private AzureErrors() {}
 
@@ -51,18 +48,9 @@ final class AzureErrors {
         return false;
     }
 
-    /**
-     * How old the version is by the server's clock: {@code Date} − {@code Last-Modified} − 1 s (both
-     * have one-second resolution, so the age is never overstated); null when there is no usable Date.
-     */
+    /** How old the version is by the server's clock: {@code Date} − {@code Last-Modified} (one-second resolution). */
     static Duration age(String dateHeader, OffsetDateTime lastModified) {
-        if (dateHeader == null || lastModified == null) return null;
-        try {
-            ZonedDateTime now = ZonedDateTime.parse(dateHeader, DateTimeFormatter.RFC_1123_DATE_TIME);
-            Duration age = Duration.between(lastModified.toInstant(), now.toInstant()).minus(CLOCK_RESOLUTION);
-            return age.isNegative() ? Duration.ZERO : age;
-        } catch (DateTimeParseException e) {
-            return null;
-        }
+        return ServerClock.age(ServerClock.httpDate(dateHeader), lastModified == null ? null : lastModified.toInstant(),
+                Duration.ofSeconds(1));
     }
 }

@@ -13,6 +13,7 @@ import com.google.cloud.storage.StorageException;
 import com.google.cloud.storage.StorageOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.ServerClock;
 import dev.latchkey.spi.StoredRecord;
 import java.io.IOException;
 import java.time.Duration;
@@ -171,12 +172,10 @@ public final class GcsConditionalStore implements ConditionalStore {
         }
     }
 
-    /** Server {@code Date} minus the object's {@code updated}; null if the server sent no date. */
+    /** Server {@code Date} minus the object's {@code updated} (millisecond precision); null if the server sent no date. */
     private static Duration age(Blob meta, Instant serverNow) {
         OffsetDateTime updated = meta.getUpdateTimeOffsetDateTime();
-        if (serverNow == null || updated == null) return null;
-        Duration age = Duration.between(updated.toInstant(), serverNow);
-        return age.isNegative() ? Duration.ZERO : age; // Date is whole seconds: same second reads as 0
+        return ServerClock.age(serverNow, updated == null ? null : updated.toInstant(), Duration.ZERO);
     }
 
     @Override

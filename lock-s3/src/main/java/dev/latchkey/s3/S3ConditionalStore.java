@@ -2,12 +2,10 @@ package dev.latchkey.s3;
 
 import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.ServerClock;
 import dev.latchkey.spi.StoredRecord;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -48,7 +46,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  */
 public final class S3ConditionalStore implements ConditionalStore {
     /** Resolution of {@code Date} and {@code Last-Modified}: the age is lowered by this much. */
-    private static final Duration CLOCK_RESOLUTION = Duration.ofSeconds(1);
     private static final String SUFFIX = ".lock";
 
     private final S3Client client;
@@ -181,19 +178,10 @@ public final class S3ConditionalStore implements ConditionalStore {
         return etag;
     }
 
-    /** Date − Last-Modified − resolution, never negative; null when the server sent no usable Date. */
+    /** Date − Last-Modified (one-second resolution), by the server's clock; null without a usable Date. */
     private static Duration age(GetObjectResponse r) {
-        Instant modified = r.lastModified();
-        Optional<String> date = r.sdkHttpResponse().firstMatchingHeader("Date");
-        if (modified == null || date.isEmpty()) return null;
-        Instant now;
-        try {
-            now = ZonedDateTime.parse(date.get(), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-        } catch (DateTimeParseException e) {
-            return null;
-        }
-        Duration age = Duration.between(modified, now).minus(CLOCK_RESOLUTION);
-        return age.isNegative() ? Duration.ZERO : age;
+        Instant now = ServerClock.httpDate(r.sdkHttpResponse().firstMatchingHeader("Date").orElse(null));
+        return ServerClock.age(now, r.lastModified(), Duration.ofSeconds(1));
     }
 
     private LockBackendException failure(String op, String key, SdkException e) {

@@ -105,6 +105,14 @@ public abstract class LockManagerContract {
         return Duration.ofSeconds(1);
     }
 
+    /**
+     * The longest TTL the backend accepts (Azure blob leases: 60 s). Tests that want long leases
+     * cap them here. Default 1 hour.
+     */
+    protected Duration maxTtl() {
+        return Duration.ofHours(1);
+    }
+
     /** Independent managers in the contention test. Default 4. */
     protected int contentionManagers() {
         return 4;
@@ -765,7 +773,8 @@ public abstract class LockManagerContract {
         LockManager a = newManager();
         boolean detects = declares(a, Capability.HOLDER_DEATH_DETECTION);
         // a store that notices dead holders must free the key long before the TTL; others at the TTL
-        Duration ttl = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
+        Duration wanted = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
+        Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
         String k = key("killed-holder");
         MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work);
         try {
