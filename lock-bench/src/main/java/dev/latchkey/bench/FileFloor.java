@@ -1,0 +1,54 @@
+package dev.latchkey.bench;
+
+import dev.latchkey.spi.LockUri;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Floor of {@code file://DIR}: an OS lock ({@link FileChannel#lock()}) taken and released on an
+ * already open file in the same directory — the kernel round trip every file lock pays, without
+ * reading or writing a lease record. The file ({@code .latchkey-bench-floor}) is deleted on close.
+ */
+public final class FileFloor implements Floor {
+
+    @Override
+    public boolean supports(String scheme) {
+        return scheme.equals("file");
+    }
+
+    @Override
+    public String description() {
+        return "FileChannel.lock+release";
+    }
+
+    @Override
+    public Op open(LockUri uri) throws Exception {
+        Path dir = directory(uri);
+        Files.createDirectories(dir);
+        Path file = dir.resolve(".latchkey-bench-floor");
+        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        return new Op() {
+            @Override
+            public void acquireRelease() throws Exception {
+                FileLock lock = channel.lock();
+                lock.release();
+            }
+
+            @Override
+            public void close() throws Exception {
+                channel.close();
+                Files.deleteIfExists(file);
+            }
+        };
+    }
+
+    /** {@code file:///abs/dir} → {@code /abs/dir}; {@code file://rel/dir} → {@code rel/dir}. */
+    static Path directory(LockUri uri) {
+        String host = uri.host();
+        return Path.of(host.isEmpty() || host.equals("localhost") ? uri.path() : host + uri.path());
+    }
+}

@@ -1,0 +1,334 @@
+package dev.latchkey.bench;
+
+import dev.latchkey.Durations;
+import dev.latchkey.Latchkey;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockUri;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The measurements behind {@code latchkey bench URI}, printed as one plain-text table:
+ * <ul>
+ *   <li>uncontended {@code tryAcquire}+{@code release} latency (p50/p99/p999), beside the scheme's
+ *       {@link Floor} measured the same way in the same run, and their p50 ratio;</li>
+ *   <li>throughput: T threads of one manager over K keys, {@code tryAcquire}+{@code release};</li>
+ *   <li>handoff: a holder in manager A releases while a waiter blocked in {@code acquire} on
+ *       manager B gets the lock — the time from release call to B holding;</li>
+ *   <li>with {@code hold > 0}: N leases held at once with heartbeat on, heap beyond the baseline
+ *       and the number of live {@code latchkey-heartbeat-*} threads. Measured first, before the
+ *       timed phases leave garbage and JIT state behind; printed last.</li>
+ * </ul>
+ * Every timed phase warms up first. Keys live under a random {@code latchkey-bench-…/} prefix and are
+ * released at the end, so a bench can run against a shared store. Numbers are what this machine
+ * did this time: nothing here asserts a timing.
+ */
+public final class LockBench {
+    private static final int HANDOFF_WARMUP_ROUNDS = 3;
+    private static final int HANDOFF_MIN_ROUNDS = 5;
+    private static final int HANDOFF_MAX_ROUNDS = 2000;
+    /** Pause before the holder releases, so B is really blocked in acquire rather than starting it. */
+    private static final long HANDOFF_PARK_MILLIS = 10;
+
+    /**
+     * @param uri      backend to measure
+     * @param threads  threads of the throughput phase
+     * @param keys     keys the throughput threads spread over
+     * @param duration measuring time of each phase
+     * @param warmup   warm-up time before each timed phase
+     * @param hold     leases to hold at once in the scale phase; 0 skips it
+     * @param holdTtl  TTL of those leases (heartbeat TTL/3), short so heartbeats run while measured
+     */
+    public record Config(String uri, int threads, int keys, Duration duration, Duration warmup, int hold,
+                         Duration holdTtl) {
+        public Config {
+            Objects.requireNonNull(uri, "uri");
+            if (threads < 1) throw new IllegalArgumentException("threads must be at least 1");
+            if (keys < 1) throw new IllegalArgumentException("keys must be at least 1");
+            if (duration.isNegative() || duration.isZero()) throw new IllegalArgumentException("duration must be positive");
+            if (warmup.isNegative()) throw new IllegalArgumentException("warmup must not be negative");
+            if (hold < 0) throw new IllegalArgumentException("hold must not be negative");
+            LeaseOptions.ttl(holdTtl); // validates the TTL now rather than after the other phases
+        }
+
+        public static Config of(String uri) {
+            return new Config(uri, 4, 64, Duration.ofSeconds(3), Duration.ofSeconds(1), 0, Duration.ofSeconds(3));
+        }
+    }
+
+    /**
+     * One line of the table. Latencies in microseconds and rate in operations per second; NaN where
+     * not applicable.
+     */
+    public record Row(String name, double p50, double p99, double p999, double opsPerSecond, long samples, String note) {}
+
+    private final Config config;
+    private final String prefix = "latchkey-bench-" + UUID.randomUUID().toString().substring(0, 8) + "/";
+
+    private LockBench(Config config) {
+        this.config = config;
+    }
+
+    /** Runs every phase and prints the table to {@code out}; returns the rows printed. */
+    public static List<Row> run(Config config, PrintWriter out) throws Exception {
+        return new LockBench(config).run(out);
+    }
+
+    private List<Row> run(PrintWriter out) throws Exception {
+        LockUri uri = LockUri.parse(config.uri());
+        out.printf("latchkey bench %s: %d threads over %d keys, %s per phase after %s warm-up%n", uri,
+                config.threads(), config.keys(), Durations.format(config.duration()), Durations.format(config.warmup()));
+        out.flush();
+        List<Row> rows = new ArrayList<>();
+        try (LockManager locks = Latchkey.open(config.uri())) {
+            // first, while the heap holds nothing but the JVM and the manager: a stable baseline
+            Row holding = config.hold() > 0 ? hold(locks) : null;
+            Row latency = uncontended(locks);
+            rows.add(latency);
+            Optional<Floor> floor = Floor.forScheme(uri.scheme());
+            Row floorRow = null;
+            if (floor.isPresent()) {
+                floorRow = floor(floor.get(), uri);
+                rows.add(floorRow);
+            }
+            rows.add(throughput(locks));
+            rows.add(handoff(locks));
+            if (holding != null) rows.add(holding);
+            printTable(out, rows);
+            if (floorRow != null) {
+                out.printf("ratio = latchkey p50 / floor p50 = %.1f%n", latency.p50() / floorRow.p50());
+            } else {
+                out.printf("no floor installed for %s:// (see dev.latchkey.bench.Floor)%n", uri.scheme());
+            }
+        }
+        out.flush();
+        return rows;
+    }
+
+    private Row uncontended(LockManager locks) {
+        String key = prefix + "latency";
+        LeaseOptions options = LeaseOptions.defaults();
+        Op op = () -> {
+            Lease lease = locks.tryAcquire(key, options)
+                    .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else"));
+            lease.release();
+        };
+        return timeSingleThread("acquire+release, uncontended", op, "heartbeat on, ttl 60s");
+    }
+
+    private Row floor(Floor floor, LockUri uri) throws Exception {
+        try (Floor.Op op = floor.open(uri)) {
+            return timeSingleThread("floor: " + floor.description(), op::acquireRelease, "same run, no Latchkey");
+        }
+    }
+
+    private interface Op {
+        void run() throws Exception;
+    }
+
+    private Row timeSingleThread(String name, Op op, String note) {
+        try {
+            long warmEnd = System.nanoTime() + config.warmup().toNanos();
+            while (System.nanoTime() < warmEnd) op.run();
+            Samples samples = new Samples();
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            long cpuStart = threads.getCurrentThreadCpuTime();
+            long start = System.nanoTime();
+            long end = start + config.duration().toNanos();
+            long now = start;
+            while (now < end) {
+                op.run();
+                long after = System.nanoTime();
+                samples.add(after - now);
+                now = after;
+            }
+            // CPU time of this thread per op: the cost itself, unlike wall-clock percentiles, does not
+            // grow when a busy machine preempts the thread
+            double cpuMicros = (threads.getCurrentThreadCpuTime() - cpuStart) / 1e3 / samples.size();
+            double seconds = (now - start) / 1e9;
+            return new Row(name, samples.percentileMicros(0.50), samples.percentileMicros(0.99),
+                    samples.percentileMicros(0.999), samples.size() / seconds, samples.size(),
+                    String.format("cpu %.2f us/op; %s", cpuMicros, note));
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(name + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private Row throughput(LockManager locks) throws InterruptedException {
+        String[] keys = new String[config.keys()];
+        for (int i = 0; i < keys.length; i++) keys[i] = prefix + "tp-" + i;
+        spread(locks, keys, config.warmup());
+        long[] result = spread(locks, keys, config.duration());
+        long ops = result[0];
+        long busy = result[1];
+        double seconds = config.duration().toNanos() / 1e9;
+        String note = String.format("%d threads over %d keys, busy %.1f%%", config.threads(), config.keys(),
+                ops + busy == 0 ? 0.0 : 100.0 * busy / (ops + busy));
+        return new Row("throughput, tryAcquire+release", Double.NaN, Double.NaN, Double.NaN, ops / seconds, ops, note);
+    }
+
+    /** Runs the throughput loop on every thread for {@code time}; returns {acquired, found busy}. */
+    private long[] spread(LockManager locks, String[] keys, Duration time) throws InterruptedException {
+        LongAdder acquired = new LongAdder();
+        LongAdder busy = new LongAdder();
+        List<Throwable> failures = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        long[] end = new long[1];
+        LeaseOptions options = LeaseOptions.defaults();
+        for (int t = 0; t < config.threads(); t++) {
+            Thread thread = new Thread(() -> {
+                try {
+                    go.await();
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    long mine = 0;
+                    long missed = 0;
+                    while (System.nanoTime() < end[0]) {
+                        Optional<Lease> lease = locks.tryAcquire(keys[random.nextInt(keys.length)], options);
+                        if (lease.isPresent()) {
+                            lease.get().release();
+                            mine++;
+                        } else {
+                            missed++;
+                        }
+                    }
+                    acquired.add(mine);
+                    busy.add(missed);
+                } catch (Throwable e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                }
+            }, "latchkey-bench-" + t);
+            thread.setDaemon(true);
+            threads.add(thread);
+            thread.start();
+        }
+        end[0] = System.nanoTime() + time.toNanos(); // published to the workers by go.countDown()
+        go.countDown();
+        for (Thread thread : threads) thread.join();
+        if (!failures.isEmpty()) {
+            Throwable first = failures.get(0);
+            throw new IllegalStateException("throughput phase failed: " + first, first);
+        }
+        return new long[] {acquired.sum(), busy.sum()};
+    }
+
+    private Row handoff(LockManager a) throws Exception {
+        String key = prefix + "handoff";
+        LeaseOptions options = LeaseOptions.defaults();
+        Samples samples = new Samples();
+        ExecutorService waiter = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "latchkey-bench-waiter");
+            t.setDaemon(true);
+            return t;
+        });
+        try (LockManager b = Latchkey.open(config.uri())) {
+            long end = Long.MAX_VALUE;
+            for (int round = 0; round < HANDOFF_MAX_ROUNDS; round++) {
+                if (round == HANDOFF_WARMUP_ROUNDS) end = System.nanoTime() + config.duration().toNanos();
+                if (round >= HANDOFF_WARMUP_ROUNDS + HANDOFF_MIN_ROUNDS && System.nanoTime() >= end) break;
+                Lease held = a.tryAcquire(key, options)
+                        .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else"));
+                CountDownLatch waiting = new CountDownLatch(1);
+                Future<Long> holding = waiter.submit(() -> {
+                    waiting.countDown();
+                    try (Lease got = b.acquire(key, Duration.ofSeconds(60), options)) {
+                        return System.nanoTime();
+                    }
+                });
+                waiting.await();
+                Thread.sleep(HANDOFF_PARK_MILLIS);
+                long released = System.nanoTime();
+                held.release();
+                long acquired = holding.get();
+                if (round >= HANDOFF_WARMUP_ROUNDS) samples.add(acquired - released);
+            }
+        } finally {
+            waiter.shutdownNow();
+        }
+        return new Row("handoff, release in A -> waiter in B holds", samples.percentileMicros(0.50),
+                samples.percentileMicros(0.99), samples.percentileMicros(0.999), Double.NaN, samples.size(),
+                "two managers, waiter blocked in acquire");
+    }
+
+    private Row hold(LockManager locks) throws InterruptedException {
+        long baseline = usedHeapAfterGc();
+        LeaseOptions options = LeaseOptions.ttl(config.holdTtl());
+        List<Lease> leases = new ArrayList<>(config.hold());
+        long start = System.nanoTime();
+        try {
+            for (int i = 0; i < config.hold(); i++) {
+                String key = prefix + "hold-" + i;
+                leases.add(locks.tryAcquire(key, options)
+                        .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else")));
+            }
+            double acquireSeconds = (System.nanoTime() - start) / 1e9;
+            // hold for a full TTL: every lease is renewed about three times while we measure
+            Thread.sleep(config.holdTtl().toMillis());
+            long heap = usedHeapAfterGc() - baseline;
+            long valid = leases.stream().filter(Lease::isValid).count();
+            long heartbeatThreads = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && t.getName().startsWith("latchkey-heartbeat-")).count();
+            String note = String.format("heap +%.1f MB, %d heartbeat threads, %d/%d valid after one ttl (%s)",
+                    heap / (1024.0 * 1024.0), heartbeatThreads, valid, leases.size(),
+                    Durations.format(config.holdTtl()));
+            return new Row("hold " + config.hold() + " leases, heartbeat on", Double.NaN, Double.NaN, Double.NaN,
+                    config.hold() / acquireSeconds, config.hold(), note);
+        } finally {
+            for (Lease lease : leases) {
+                try {
+                    lease.release();
+                } catch (RuntimeException e) {
+                    // a lease lost during the hold is already reported as not valid
+                }
+            }
+        }
+    }
+
+    /** The least heap use seen right after each of three full collections: floating garbage inflates single readings. */
+    private static long usedHeapAfterGc() {
+        long least = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            least = Math.min(least, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return least;
+    }
+
+    private static void printTable(PrintWriter out, List<Row> rows) {
+        int width = rows.stream().mapToInt(r -> r.name().length()).max().orElse(10);
+        String head = "%-" + width + "s %10s %10s %10s %12s %9s  %s%n";
+        out.printf(head, "measurement", "p50 us", "p99 us", "p999 us", "ops/s", "samples", "note");
+        for (Row r : rows) {
+            out.printf(head, r.name(), num(r.p50()), num(r.p99()), num(r.p999()), rate(r.opsPerSecond()),
+                    r.samples(), r.note());
+        }
+    }
+
+    private static String num(double v) {
+        if (Double.isNaN(v)) return "-";
+        return v < 10 ? String.format("%.2f", v) : v < 1000 ? String.format("%.1f", v) : String.format("%.0f", v);
+    }
+
+    private static String rate(double v) {
+        return Double.isNaN(v) ? "-" : String.format("%.0f", v);
+    }
+}

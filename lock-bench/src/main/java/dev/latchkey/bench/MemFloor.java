@@ -1,0 +1,42 @@
+package dev.latchkey.bench;
+
+import dev.latchkey.spi.LockUri;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/**
+ * Floor of {@code mem://}: claiming a key in a {@link ConcurrentHashMap} with {@code putIfAbsent}
+ * and giving it back with {@code remove(key, value)} — the least any in-process lock table can do.
+ */
+public final class MemFloor implements Floor {
+
+    @Override
+    public boolean supports(String scheme) {
+        return scheme.equals("mem");
+    }
+
+    @Override
+    public String description() {
+        return "ConcurrentHashMap.putIfAbsent+remove";
+    }
+
+    @Override
+    public Op open(LockUri uri) {
+        ConcurrentMap<String, Object> table = new ConcurrentHashMap<>();
+        String key = "floor";
+        return new Op() {
+            @Override
+            public void acquireRelease() {
+                Object token = new Object();
+                if (table.putIfAbsent(key, token) != null || !table.remove(key, token)) {
+                    throw new IllegalStateException("floor key unexpectedly held");
+                }
+            }
+
+            @Override
+            public void close() {
+                table.clear();
+            }
+        };
+    }
+}

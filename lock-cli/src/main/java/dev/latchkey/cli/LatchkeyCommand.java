@@ -1,0 +1,173 @@
+package dev.latchkey.cli;
+
+import dev.latchkey.InvalidLockKeyException;
+import dev.latchkey.Latchkey;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockException;
+import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
+import dev.latchkey.UnsupportedLockUriException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code latchkey} command. Every failure ends as one line on stderr and a documented exit
+ * status ({@link ExitCodes}); a stack trace is printed only with {@code -v}. The environment is
+ * passed in rather than read globally so tests can run the command in-process.
+ */
+@Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        description = "Distributed locks from the shell: run a command while holding a lock kept "
+                + "in a file directory, PostgreSQL, ClickHouse, S3, GCS or Azure Blob.",
+        subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
+                BackendsCommand.class, BenchCommand.class},
+        exitCodeListHeading = "%nExit status:%n", exitCodeList = {
+            "0:Success (for run: the command's own status, 0..255).",
+            "1:Operation not supported by the backend, or another lock error.",
+            "2:Usage: bad option, bad or unknown URI (installed schemes are listed), invalid key.",
+            "69:Backend unavailable: the store could not be reached or refused the request.",
+            "70:Internal error in latchkey (run with -v for the stack trace).",
+            "75:run: the lock was still busy after --wait; the holder is named on stderr.",
+            "76:run: the lease was lost while the command ran; the command was terminated.",
+            "126/127:run: the command could not be executed / was not found.",
+            "128+n:run: the command was killed by signal n."})
+public final class LatchkeyCommand implements Callable<Integer> {
+
+    @Option(names = {"-v", "--verbose"}, scope = ScopeType.INHERIT,
+            description = "Show stack traces and backend logs on stderr.")
+    boolean verbose; // read from the parse result (failure) and the raw arguments (main), as it applies before parsing
+
+    private final Map<String, String> env;
+
+    LatchkeyCommand(Map<String, String> env) {
+        this.env = env;
+    }
+
+    /** Opens the backend of {@code --uri} (or its fallbacks). */
+    LockManager open(UriOption uri) {
+        return Latchkey.open(uri.resolve(env));
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        // `latchkey` alone: show what it can do, and say by the status that nothing was done
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return ExitCodes.USAGE;
+    }
+
+    public static void main(String[] args) {
+        configureLogging(verboseRequested(args));
+        PrintWriter out = new PrintWriter(System.out, true);
+        PrintWriter err = new PrintWriter(new PrintStream(System.err, true, Charset.defaultCharset()), true);
+        int status = commandLine(System.getenv(), out, err).execute(args);
+        out.flush();
+        err.flush();
+        System.exit(status);
+    }
+
+    /** The configured command line; {@code out}/{@code err} receive everything latchkey itself prints. */
+    static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
+        CommandLine cl = new CommandLine(new LatchkeyCommand(env));
+        cl.setOut(out);
+        cl.setErr(err);
+        // everything after CMD belongs to CMD, even without "--": `run --key k ls -l` must not parse -l
+        cl.getSubcommands().get("run").setStopAtPositional(true);
+        cl.setParameterExceptionHandler(LatchkeyCommand::usageError);
+        cl.setExecutionExceptionHandler(LatchkeyCommand::failure);
+        cl.setCommandName("latchkey");
+        return cl;
+    }
+
+    private static int usageError(CommandLine.ParameterException ex, String[] args) {
+        CommandLine cmd = ex.getCommandLine();
+        PrintWriter err = cmd.getErr();
+        String name = cmd.getCommandSpec().qualifiedName();
+        err.println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
+        err.flush();
+        return ExitCodes.USAGE;
+    }
+
+    private static int failure(Exception ex, CommandLine cmd, ParseResult parsed) {
+        PrintWriter err = cmd.getErr();
+        int status = statusOf(ex);
+        String message = ex.getMessage() == null ? ex.getClass().getSimpleName() : ex.getMessage();
+        if (status == ExitCodes.SOFTWARE) {
+            err.println("latchkey: internal error: " + ex + (verbose(parsed) ? "" : " (run with -v for details)"));
+        } else {
+            err.println("latchkey: " + message.replace('\n', ' '));
+        }
+        if (verbose(parsed)) ex.printStackTrace(err);
+        err.flush();
+        return status;
+    }
+
+    static int statusOf(Exception ex) {
+        if (ex instanceof UnsupportedLockUriException || ex instanceof InvalidLockKeyException
+                || ex instanceof IllegalArgumentException) {
+            return ExitCodes.USAGE;
+        }
+        if (ex instanceof LockBackendException) return ExitCodes.UNAVAILABLE;
+        if (ex instanceof LockTimeoutException) return ExitCodes.BUSY;
+        if (ex instanceof LeaseLostException) return ExitCodes.LEASE_LOST;
+        if (ex instanceof LockException || ex instanceof UnsupportedOperationException) return ExitCodes.FAILURE;
+        return ExitCodes.SOFTWARE;
+    }
+
+    private static boolean verbose(ParseResult parsed) {
+        for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+            if (p.hasMatchedOption("--verbose")) return true;
+        }
+        return false;
+    }
+
+    /** {@code -v} before any {@code --}: decided before picocli runs, since SDKs may log while loading. */
+    static boolean verboseRequested(String[] args) {
+        for (String a : args) {
+            if (a.equals("--")) return false;
+            if (a.equals("-v") || a.equals("--verbose")) return true;
+        }
+        return false;
+    }
+
+    /**
+     * Backend SDKs log through SLF4J (slf4j-simple, to stderr) or java.util.logging. A lock command's
+     * stderr belongs to the user and to CMD, so both stay silent unless {@code -v} asks for them;
+     * an explicit {@code -Dorg.slf4j.simpleLogger.defaultLogLevel} wins.
+     */
+    private static void configureLogging(boolean verbose) {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "info" : "off");
+        }
+        if (!verbose) Logger.getLogger("").setLevel(Level.OFF);
+    }
+
+    /** For messages: the command line as one printable, bounded string. */
+    static String summary(List<String> command, int max) {
+        StringBuilder sb = new StringBuilder();
+        for (String part : command) {
+            if (sb.length() > 0) sb.append(' ');
+            sb.append(part);
+        }
+        String s = sb.toString().codePoints()
+                .map(c -> Character.isISOControl(c) ? '?' : c)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
+                .toString();
+        return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+    }
+}

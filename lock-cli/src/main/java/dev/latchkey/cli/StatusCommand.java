@@ -1,0 +1,60 @@
+package dev.latchkey.cli;
+
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockKeys;
+import dev.latchkey.LockManager;
+import java.io.PrintWriter;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code latchkey status KEY}: who holds KEY, as the store records it, in {@code name value}
+ * lines for people and {@code awk}. Read-only; the times are the holder's own report.
+ */
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = {"Show who holds the lock KEY.",
+            "Prints 'name value' lines: key, state (held|free), and for a held lock owner, since, "
+                    + "expires, token, lease and any metadata (meta.cmd is the command of 'latchkey run')."})
+final class StatusCommand implements Callable<Integer> {
+    @ParentCommand
+    LatchkeyCommand root;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    UriOption uri;
+
+    @Parameters(index = "0", paramLabel = "KEY", description = "Name of the lock.")
+    String key;
+
+    @Override
+    public Integer call() {
+        LockKeys.validate(key);
+        try (LockManager locks = root.open(uri)) {
+            Optional<LockInfo> info = locks.inspect(key);
+            PrintWriter out = spec.commandLine().getOut();
+            out.println("key      " + key);
+            if (info.isEmpty()) {
+                out.println("state    free");
+            } else {
+                LockInfo i = info.get();
+                out.println("state    held");
+                out.println("owner    " + i.owner());
+                out.println("since    " + i.acquiredAt());
+                out.println("expires  " + i.expiresAt());
+                out.println("token    " + i.fencingToken());
+                out.println("lease    " + i.leaseId());
+                i.metadata().forEach((k, v) -> out.println("meta." + k + " " + v));
+            }
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}

@@ -1,0 +1,279 @@
+package dev.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.latchkey.Latchkey;
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockManager;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The command in-process over {@code mem://}: argument parsing, messages and exit statuses. CMDs
+ * are real child processes ({@code sh}, {@code sleep}); only the JVM start of the jar is skipped
+ * (that is covered by the *IT tests).
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS) // hang guard only; nothing here is timed
+class LatchkeyCommandTest {
+    private String uri;
+    private LockManager other; // another "process" on the same mem:// store
+
+    @BeforeEach
+    void open() {
+        uri = "mem://cli-" + UUID.randomUUID();
+        other = Latchkey.open(uri);
+    }
+
+    @AfterEach
+    void close() {
+        other.close();
+    }
+
+    /** Exit status and what latchkey printed. */
+    record Result(int status, String out, String err) {
+        String errLine() {
+            assertThat(err.lines()).as("stderr of latchkey: %s", err).hasSize(1);
+            return err.strip();
+        }
+    }
+
+    private static Result latchkey(Map<String, String> env, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = LatchkeyCommand.commandLine(env, new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    private static Result latchkey(String... args) {
+        return latchkey(Map.of(), args);
+    }
+
+    @Test
+    void runExitsWithTheCommandsStatus() {
+        assertThat(latchkey("run", "--uri", uri, "--key", "k", "--", "sh", "-c", "exit 7").status()).isEqualTo(7);
+        assertThat(latchkey("run", "--uri", uri, "--key", "k", "--", "true").status()).isZero();
+        assertThat(other.inspect("k")).as("released after the command").isEmpty();
+    }
+
+    @Test
+    void argumentsAfterTheCommandBelongToIt() {
+        // no "--": -x -y -z must reach sh, not latchkey's parser
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "sh", "-c", "exit $#", "sh", "-x", "-y", "-z");
+        assertThat(r.status()).isEqualTo(3);
+    }
+
+    @Test
+    void busyLockExits75NamingTheHolder() {
+        try (Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("nightly@build-7")).orElseThrow()) {
+            Result r = latchkey("run", "--uri", uri, "--key", "k", "--", "true");
+            assertThat(r.status()).isEqualTo(75);
+            assertThat(r.errLine()).contains("'k' is busy").contains("nightly@build-7").contains(" since ");
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void busyAfterWaitingExits75NamingTheHolder() {
+        try (Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("nightly@build-7")).orElseThrow()) {
+            Result r = latchkey("run", "--uri", uri, "--key", "k", "--wait", "200ms", "--", "true");
+            assertThat(r.status()).isEqualTo(75);
+            assertThat(r.errLine()).contains("after waiting 200ms").contains("nightly@build-7");
+        }
+    }
+
+    @Test
+    void forceBreaksTheHolderFirst() {
+        Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("stuck-job")).orElseThrow();
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "--force", "--", "true");
+        assertThat(r.status()).isZero();
+        assertThat(r.errLine()).contains("broke the lock 'k'").contains("stuck-job");
+        assertThatThrownBy(held::renew).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void lostLeaseTerminatesTheCommandAndExits76() throws Exception {
+        CompletableFuture<Result> running = CompletableFuture.supplyAsync(
+                () -> latchkey("run", "--uri", uri, "--key", "k", "--ttl", "1s", "--", "sleep", "30"));
+        while (other.inspect("k").isEmpty()) {
+            assertThat(running).as("run ended before holding the lock").isNotDone();
+            Thread.sleep(20); // polls for the condition "latchkey holds k"
+        }
+        assertThat(other.forceRelease("k")).isTrue();
+        Result r = running.get(45, TimeUnit.SECONDS); // far less than sleep 30 + grace: CMD was terminated
+        assertThat(r.status()).isEqualTo(76);
+        assertThat(r.errLine()).contains("lost the lock 'k'").contains("CMD was terminated");
+    }
+
+    @Test
+    void onLostIgnoreLetsTheCommandFinish(@TempDir Path dir) throws Exception {
+        Path go = dir.resolve("go");
+        StringWriter err = new StringWriter();
+        CompletableFuture<Integer> running = CompletableFuture.supplyAsync(() -> LatchkeyCommand
+                .commandLine(Map.of(), new PrintWriter(new StringWriter()), new PrintWriter(err, true))
+                .execute("run", "--uri", uri, "--key", "k", "--ttl", "1s", "--on-lost", "ignore", "--",
+                        "sh", "-c", "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 5"));
+        while (other.inspect("k").isEmpty()) Thread.sleep(20); // polls for "latchkey holds k"
+        other.forceRelease("k");
+        while (!err.toString().contains("WARNING")) Thread.sleep(20); // the next heartbeat finds the loss
+        assertThat(running).isNotDone();
+        Files.createFile(go);
+        assertThat(running.get(45, TimeUnit.SECONDS)).isEqualTo(5);
+        assertThat(err.toString()).contains("lost the lock 'k'");
+    }
+
+    @Test
+    void missingCommandExits127() {
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "--", "/nonexistent/latchkey-test-cmd");
+        assertThat(r.status()).isEqualTo(127);
+        assertThat(r.errLine()).contains("cannot run");
+        assertThat(other.inspect("k")).isEmpty();
+    }
+
+    @Test
+    void unknownSchemeIsOneLineListingInstalledSchemes() {
+        for (String[] args : new String[][] {
+                {"run", "--uri", "nosuch://x", "--key", "k", "--", "true"},
+                {"status", "--uri", "nosuch://x", "k"},
+                {"list", "--uri", "nosuch://x"}}) {
+            Result r = latchkey(args);
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.errLine()).startsWith("latchkey: ").contains("nosuch").contains("mem").contains("file")
+                    .doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void malformedUriIsAUsageError() {
+        Result r = latchkey("status", "--uri", "not a uri", "k");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.errLine()).startsWith("latchkey: ").doesNotContain("Exception");
+    }
+
+    @Test
+    void verboseShowsTheStackTrace() {
+        Result r = latchkey("status", "-v", "--uri", "nosuch://x", "k");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err()).contains("UnsupportedLockUriException").contains("\tat ");
+    }
+
+    @Test
+    void usageErrorsExit2WithOneLine() {
+        assertThat(latchkey("run", "--uri", uri, "--", "true").errLine()).contains("--key");
+        Result badWait = latchkey("run", "--uri", uri, "--key", "k", "--wait", "5x", "--", "true");
+        assertThat(badWait.status()).isEqualTo(2);
+        assertThat(badWait.errLine()).contains("not a duration: '5x'");
+        assertThat(latchkey("run", "--uri", uri, "--key", "k").status()).as("no CMD").isEqualTo(2);
+        assertThat(latchkey("frobnicate").status()).isEqualTo(2);
+        assertThat(latchkey().status()).as("no subcommand").isEqualTo(2);
+    }
+
+    @Test
+    void invalidKeyIsAUsageError() {
+        Result r = latchkey("run", "--uri", uri, "--key", "bad\u0001key", "--", "true");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.errLine()).contains("control characters");
+    }
+
+    @Test
+    void statusShowsHolderOrFree() {
+        assertThat(latchkey("status", "--uri", uri, "k").out()).contains("key      k").contains("state    free");
+        try (Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("alice@host/1")).orElseThrow()) {
+            Result r = latchkey("status", "--uri", uri, "k");
+            assertThat(r.status()).isZero();
+            assertThat(r.out()).contains("state    held").contains("owner    alice@host/1")
+                    .contains("lease    " + held.leaseId());
+        }
+    }
+
+    @Test
+    void listShowsHeldLocksUnderThePrefix() {
+        try (Lease a = other.tryAcquire("jobs/a").orElseThrow(); Lease b = other.tryAcquire("other").orElseThrow()) {
+            Result r = latchkey("list", "--uri", uri, "jobs/");
+            assertThat(r.status()).isZero();
+            assertThat(r.out().lines()).hasSize(2).first().asString().startsWith("KEY\tOWNER");
+            assertThat(r.out()).contains("jobs/a\t").doesNotContain("other\t");
+        }
+    }
+
+    @Test
+    void releaseRefusesWithoutForce() {
+        try (Lease held = other.tryAcquire("k").orElseThrow()) {
+            Result r = latchkey("release", "--uri", uri, "k");
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.errLine()).contains("without --force");
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void releaseForceBreaksTheLock() {
+        Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("old-job")).orElseThrow();
+        Result r = latchkey("release", "--uri", uri, "--force", "k");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("released lock 'k'").contains("old-job");
+        assertThatThrownBy(held::renew).isInstanceOf(LeaseLostException.class);
+        assertThat(latchkey("release", "--uri", uri, "--force", "k").out()).contains("was not held");
+    }
+
+    @Test
+    void uriFallsBackToTheEnvironmentThenHome() {
+        UriOption option = new UriOption();
+        assertThat(option.resolve(Map.of("LATCHKEY_URI", uri, "HOME", "/home/x"))).isEqualTo(uri);
+        assertThat(option.resolve(Map.of("HOME", "/home/x"))).isEqualTo("file:///home/x/.latchkey/locks");
+        try (Lease held = other.tryAcquire("k", LeaseOptions.defaults().withOwner("env-holder")).orElseThrow()) {
+            Result r = latchkey(Map.of("LATCHKEY_URI", uri), "status", "k");
+            assertThat(r.out()).contains("env-holder");
+        }
+    }
+
+    @Test
+    void backendsListsMemAndFile() {
+        Result r = latchkey("backends");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("mem").contains("file").contains("from ");
+    }
+
+    @Test
+    void helpDocumentsExitStatuses() {
+        Result root = latchkey("--help");
+        assertThat(root.status()).isZero();
+        assertThat(root.out()).contains("75").contains("76").contains("69").contains("run").contains("bench");
+        assertThat(latchkey("run", "--help").out()).contains("--wait").contains("--on-lost").contains("76");
+        assertThat(latchkey("--version").out()).startsWith("latchkey ");
+    }
+
+    @Test
+    void benchPrintsItsTable() {
+        Result r = latchkey("bench", "mem://cli-bench", "--duration", "100ms", "--warmup", "10ms", "--threads", "2");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("acquire+release").contains("floor: ").contains("handoff").contains("ratio = ");
+    }
+
+    @Test
+    void summaryIsPrintableAndBounded() {
+        assertThat(LatchkeyCommand.summary(List.of("sh", "-c", "a\nb"), 256)).isEqualTo("sh -c a?b");
+        assertThat(LatchkeyCommand.summary(List.of("x".repeat(300)), 256)).hasSize(256);
+    }
+
+    @Test
+    void heartbeatKeepsTheLeaseWhileTheCommandOutlivesItsTtl() {
+        // without renewal the 3s lease would end under the 4s CMD and release would report it lost (76)
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "--ttl", "3s", "--", "sleep", "4");
+        assertThat(r.status()).as(r.err()).isZero();
+    }
+}

@@ -1,0 +1,130 @@
+package dev.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shaded jar as scripts use it: separate JVMs on one {@code file://} directory, real signals.
+ * These are the "done when" scenarios of the command line.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // hang guard only
+class LatchkeyJarIT {
+    @TempDir
+    Path dir;
+    private String uri;
+
+    @BeforeEach
+    void uri() {
+        uri = "file://" + dir.resolve("locks");
+    }
+
+    @Test
+    void runsTheCommandWithItsOutput() throws Exception {
+        JarCli.Result r = JarCli.run(dir, "run", "--uri", uri, "--key", "demo", "--", "echo", "hello");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).isEqualTo("hello\n");
+        assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void passesTheCommandsExitStatusThrough() throws Exception {
+        assertThat(JarCli.run(dir, "run", "--uri", uri, "--key", "k", "--", "sh", "-c", "exit 7").status()).isEqualTo(7);
+    }
+
+    @Test
+    void secondConcurrentRunExits75NamingTheHolder() throws Exception {
+        // both start together; the holder keeps the lock until we create "done", so the loser's
+        // attempt certainly overlaps it, however slowly the JVMs start
+        String[] run = {"run", "--uri", uri, "--key", "k", "--", "sh", "-c", "while [ ! -e done ]; do sleep 0.05; done"};
+        JarCli.Running a = JarCli.start(dir, run);
+        JarCli.Running b = JarCli.start(dir, run);
+        JarCli.Running loser = (JarCli.Running) CompletableFuture.anyOf(
+                a.process.onExit().thenApply(p -> a), b.process.onExit().thenApply(p -> b)).get(2, TimeUnit.MINUTES);
+        JarCli.Running holder = loser == a ? b : a;
+        JarCli.Result lost = loser.await();
+        assertThat(lost.status()).as(lost.err()).isEqualTo(75);
+        assertThat(lost.err().lines()).singleElement().asString()
+                .contains("'k' is busy").contains("/" + holder.process.pid()).contains(" since ");
+        assertThat(holder.process.isAlive()).isTrue();
+        Files.createFile(dir.resolve("done"));
+        assertThat(holder.await().status()).isZero();
+    }
+
+    @Test
+    void killedHolderFreesTheLockAtOnce() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "k9", "--ttl", "10m", "--",
+                "sh", "-c", "echo started; exec sleep 300");
+        holder.awaitOut("started");
+        List<ProcessHandle> children = holder.process.descendants().toList();
+        holder.process.destroyForcibly(); // kill -9 of the latchkey JVM; its sleep lives on, orphaned
+        holder.process.waitFor();
+        try {
+            assertThat(children).anyMatch(ProcessHandle::isAlive);
+            // --wait 0: a single attempt; the lease's 10 minute TTL has certainly not run out
+            JarCli.Result next = JarCli.run(dir, "run", "--uri", uri, "--key", "k9", "--wait", "0", "--", "echo", "ok");
+            assertThat(next.status()).as(next.err()).isZero();
+            assertThat(next.out()).isEqualTo("ok\n");
+        } finally {
+            children.forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
+    void lostLeaseTerminatesTheCommandAndExits76() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "lost", "--ttl", "1s", "--",
+                "sh", "-c", "echo started; exec sleep 30");
+        holder.awaitOut("started");
+        List<ProcessHandle> children = holder.process.descendants().toList();
+        JarCli.Result release = JarCli.run(dir, "release", "--uri", uri, "--force", "lost");
+        assertThat(release.status()).as(release.err()).isZero();
+        assertThat(release.out()).contains("released lock 'lost'");
+        JarCli.Result r = holder.await();
+        assertThat(r.status()).as(r.err()).isEqualTo(76);
+        assertThat(r.err().lines()).singleElement().asString().contains("lost the lock 'lost'");
+        for (ProcessHandle child : children) {
+            child.onExit().get(1, TimeUnit.MINUTES); // the sleep was terminated, not left running
+        }
+    }
+
+    @Test
+    void sigtermStopsTheCommandAndReleases() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "sig", "--",
+                "sh", "-c", "echo started; exec sleep 300");
+        holder.awaitOut("started");
+        List<ProcessHandle> children = holder.process.descendants().toList();
+        holder.process.destroy(); // SIGTERM
+        assertThat(holder.await().status()).isEqualTo(128 + 15);
+        for (ProcessHandle child : children) child.onExit().get(1, TimeUnit.MINUTES);
+        JarCli.Result status = JarCli.run(dir, "status", "--uri", uri, "sig");
+        assertThat(status.out()).contains("state    free");
+    }
+
+    @Test
+    void badUriIsOneLineAndStatus2() throws Exception {
+        for (String bad : new String[] {"nosuch://x", "not a uri"}) {
+            JarCli.Result r = JarCli.run(dir, "run", "--uri", bad, "--key", "k", "--", "true");
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.err().lines()).singleElement().asString().startsWith("latchkey: ")
+                    .doesNotContain("Exception");
+            assertThat(r.out()).isEmpty();
+        }
+        assertThat(JarCli.run(dir, "status", "--uri", "nosuch://x", "k").err())
+                .contains("installed schemes").contains("file").contains("mem");
+    }
+
+    @Test
+    void backendsListsEveryShadedProvider() throws Exception {
+        JarCli.Result r = JarCli.run(dir, "backends");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("file").contains("mem");
+    }
+}
