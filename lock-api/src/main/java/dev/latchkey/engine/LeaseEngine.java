@@ -146,7 +146,7 @@ public final class LeaseEngine implements LockManager {
     /** Claims the key by one conditional write; {@code version == null} means "create". */
     private Attempt write(String key, String name, LeaseOptions options, String version, LeaseRecord previous,
                           long token, long sent) {
-        String leaseId = UUID.randomUUID().toString();
+        String leaseId = newLeaseId();
         var now = time.now();
         LeaseRecord mine = new LeaseRecord(true, key, leaseId, options.owner(), token, now,
                 options.ttl().toMillis(), now, options.metadata());
@@ -175,6 +175,18 @@ public final class LeaseEngine implements LockManager {
         EngineLease lease = new EngineLease(name, mine, written.get(), options, sent);
         lease.begin();
         return new Attempt(lease, null, null);
+    }
+
+    /**
+     * A random version-4 UUID from {@link ThreadLocalRandom}: unique per acquisition, cheap, and
+     * never contended. It need not be secret — it guards against mistakes, not against an
+     * attacker who can already write the store.
+     */
+    private static String newLeaseId() {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        long hi = (r.nextLong() & ~0xF000L) | 0x4000L;
+        long lo = (r.nextLong() & ~(0xC000000000000000L)) | 0x8000000000000000L;
+        return new UUID(hi, lo).toString();
     }
 
     private boolean isStale(String name, StoredRecord stored, LeaseRecord rec) {

@@ -18,7 +18,7 @@ final class Azurite {
     }
 
     static String withMode(String uri, String mode) {
-        return uri.replaceAll("&mode=[^&]*", "") + "&mode=" + mode;
+        return ExternalServer.withParam(uri, "mode", mode);
     }
 
     static ConditionalStore newStore() {

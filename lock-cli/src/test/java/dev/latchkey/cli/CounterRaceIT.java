@@ -1,8 +1,10 @@
 package dev.latchkey.cli;
 
+import static dev.latchkey.tck.ExternalServer.withParam;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.tck.ExternalServer;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -17,10 +19,20 @@ class CounterRaceIT {
     @TempDir
     static Path locks;
 
-    /** One backend URI per case. Real servers: {@code dev.latchkey.tck.ExternalServer.uri(envVar, name)}. */
+    /** Every backend, on its real server (started by {@code scripts/<name>.sh} unless its env variable names one). */
     static Stream<Named<String>> uris() {
+        String postgres = ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres");
+        String azure = ExternalServer.uri("LATCHKEY_TEST_AZURE_URI", "azurite");
         return Stream.of(
-                backend("file://" + locks.resolve("file-backend")));
+                backend("file://" + locks.resolve("file-backend")),
+                backend(withParam(postgres, "mode", "advisory")),
+                backend(withParam(postgres, "mode", "lease")),
+                // a short settle window: 200 acquisitions in a row at the default 1 s would take minutes
+                backend(withParam(ExternalServer.uri("LATCHKEY_TEST_CLICKHOUSE_URI", "clickhouse"), "settle", "100ms")),
+                backend(ExternalServer.uri("LATCHKEY_TEST_S3_URI", "s3")),
+                backend(ExternalServer.uri("LATCHKEY_TEST_GCS_URI", "gcs")),
+                backend(withParam(azure, "mode", "lease")),
+                backend(withParam(azure, "mode", "etag")));
     }
 
     /** Names the case by the masked URI: test reports must not show credentials. */

@@ -33,6 +33,21 @@ public final class ExternalServer {
         return STARTED.computeIfAbsent(name, n -> start(envVar, n));
     }
 
+    /** {@code uri} with query parameter {@code name} set to {@code value} (replacing any earlier value). */
+    public static String withParam(String uri, String name, String value) {
+        int q = uri.indexOf('?');
+        String base = q < 0 ? uri : uri.substring(0, q);
+        StringBuilder query = new StringBuilder();
+        if (q >= 0) {
+            for (String pair : uri.substring(q + 1).split("&")) {
+                if (pair.isEmpty() || pair.equals(name) || pair.startsWith(name + "=")) continue;
+                query.append(query.length() == 0 ? "" : "&").append(pair);
+            }
+        }
+        query.append(query.length() == 0 ? "" : "&").append(name).append('=').append(value);
+        return base + "?" + query;
+    }
+
     /** The repository root: {@code -Dlatchkey.repo.root}, else the nearest parent holding {@code scripts/}. */
     public static Path repoRoot() {
         String prop = System.getProperty("latchkey.repo.root");
