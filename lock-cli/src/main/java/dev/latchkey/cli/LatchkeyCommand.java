@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         description = "Distributed locks from the shell: run a command while holding a lock kept "
                 + "in a file directory, PostgreSQL, ClickHouse, S3, GCS or Azure Blob.",
         subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
-                BackendsCommand.class, BenchCommand.class},
+                BackendsCommand.class, BenchCommand.class, CheckCommand.class},
         exitCodeListHeading = "%nExit status:%n", exitCodeList = {
             "0:Success (for run: the command's own status, 0..255).",
             "1:Operation not supported by the backend, or another lock error.",

@@ -1,0 +1,77 @@
+package dev.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code latchkey check} in-process: the whole TCK against {@code mem://} and {@code file://}
+ * (which pass it), with few CAS rounds to stay quick, and the exit statuses of a bad URI and of an
+ * unreachable store.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES) // hang guard only; nothing here is timed
+class CheckCommandTest {
+    private static final Pattern SUMMARY = Pattern.compile("(?m)^check: (\\d+) passed, (\\d+) failed, (\\d+) skipped$");
+
+    record Result(int status, String out, String err) {}
+
+    private static Result latchkey(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = LatchkeyCommand.commandLine(Map.of(), new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    private static void assertAllPassed(Result r) {
+        assertThat(r.status()).as("exit status; output:%n%s%s", r.out(), r.err()).isZero();
+        assertThat(r.err()).isEmpty();
+        Matcher m = SUMMARY.matcher(r.out());
+        assertThat(m.find()).as("summary line in:%n%s", r.out()).isTrue();
+        assertThat(Integer.parseInt(m.group(2))).as("failed").isZero();
+        assertThat(Integer.parseInt(m.group(1))).as("passed").isPositive();
+        assertThat(r.out().lines().filter(l -> l.startsWith("✓ locks ")).count()).as("lock contract tests passed").isPositive();
+        assertThat(r.out().lines().filter(l -> l.startsWith("✓ cas ")).count()).as("CAS contract tests passed").isPositive();
+        assertThat(r.out()).doesNotContain("✗");
+    }
+
+    @Test
+    void memPassesTheTck() {
+        assertAllPassed(latchkey("check", "mem://x", "--cas-rounds", "20"));
+    }
+
+    @Test
+    void filePassesTheTck(@TempDir Path dir) {
+        assertAllPassed(latchkey("check", "file://" + dir, "--cas-rounds", "20"));
+    }
+
+    @Test
+    void badUriIsAUsageError() {
+        Result r = latchkey("check", "not-a-uri");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err().lines()).hasSize(1);
+        assertThat(r.out()).isEmpty();
+
+        Result unknown = latchkey("check", "nosuchscheme://x");
+        assertThat(unknown.status()).isEqualTo(2);
+        assertThat(unknown.err().lines()).hasSize(1).first().asString().contains("installed schemes");
+    }
+
+    @Test
+    void unreachableStoreExits69BeforeAnyTest(@TempDir Path dir) throws Exception {
+        Path notADirectory = Files.writeString(dir.resolve("plain-file"), "x");
+        Result r = latchkey("check", "file://" + notADirectory + "/locks");
+        assertThat(r.status()).isEqualTo(69);
+        assertThat(r.err().lines()).hasSize(1);
+        assertThat(r.out()).doesNotContain("passed");
+    }
+}
