@@ -120,10 +120,6 @@ public abstract class ManagedLease implements Lease {
     @Override public final Instant expiresAt() { return expiresAt; }
     @Override public final Duration ttl() { return options.ttl(); }
 
-    protected final LeaseOptions options() {
-        return options;
-    }
-
     /**
      * How long before the store's expiry this lease turns invalid locally (TTL/5). A backend that
      * releases a local hold on loss (an OS lock) waits this long first, so no one gets in before
@@ -211,14 +207,6 @@ public abstract class ManagedLease implements Lease {
     @Override
     public LockInfo info() {
         return new LockInfo(key, owner, leaseId, fencingToken, acquiredAt, expiresAt, options.metadata());
-    }
-
-    /**
-     * Marks the lease lost from outside (a backend that learns it early, e.g. its session died).
-     * Idempotent.
-     */
-    protected final void markLost(LeaseLostException cause) {
-        lose(cause);
     }
 
     /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
