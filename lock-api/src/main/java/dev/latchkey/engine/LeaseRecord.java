@@ -100,10 +100,17 @@ record LeaseRecord(boolean held, String key, String leaseId, String owner, long 
         try {
             return new LeaseRecord("HELD".equals(f.get("state")), f.get("key"), f.getOrDefault("leaseId", ""),
                     f.getOrDefault("owner", "unknown"), Long.parseLong(f.get("token")),
-                    Instant.ofEpochMilli(Long.parseLong(f.get("acquiredAt"))), Long.parseLong(f.get("ttlMillis")),
-                    Instant.ofEpochMilli(Long.parseLong(f.get("renewedAt"))), Map.copyOf(meta));
+                    time(f.get("acquiredAt")), Long.parseLong(f.get("ttlMillis")), time(f.get("renewedAt")),
+                    Map.copyOf(meta));
         } catch (RuntimeException e) {
-            throw new LockBackendException("corrupt latchkey lease record at " + where + ": " + e.getMessage(), false, e);
+            throw new LockBackendException("corrupt latchkey lease record at " + where + " (" + e.getMessage()
+                    + "): Latchkey will not guess whether it is held; read it, and delete it by hand once no"
+                    + " process can hold that lock", false, e);
         }
+    }
+
+    /** Epoch milliseconds; ISO-8601, which the first builds wrote, is still read so their records stay usable. */
+    private static Instant time(String value) {
+        return value.indexOf('T') < 0 ? Instant.ofEpochMilli(Long.parseLong(value)) : Instant.parse(value);
     }
 }
