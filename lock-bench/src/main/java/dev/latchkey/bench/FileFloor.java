@@ -12,11 +12,16 @@ import java.nio.file.StandardOpenOption;
  * already open file in the same directory — the kernel round trip every file lock pays, without
  * reading or writing a lease record. The file ({@code .latchkey-bench-floor}) is deleted on close.
  */
-public final class FileFloor implements Floor {
+public final class FileFloor implements Baseline {
 
     @Override
     public boolean supports(String scheme) {
         return scheme.equals("file");
+    }
+
+    @Override
+    public Kind kind() {
+        return Kind.FLOOR;
     }
 
     @Override
@@ -25,16 +30,22 @@ public final class FileFloor implements Floor {
     }
 
     @Override
-    public Op open(LockUri uri) throws Exception {
+    public Session open(LockUri uri) throws Exception {
         Path dir = directory(uri);
         Files.createDirectories(dir);
         Path file = dir.resolve(".latchkey-bench-floor");
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
-        return new Op() {
+        return new Session() {
+            private FileLock lock;
+
             @Override
-            public void acquireRelease() throws Exception {
-                FileLock lock = channel.lock();
+            public void acquire() throws Exception {
+                lock = channel.lock();
+            }
+
+            @Override
+            public void release() throws Exception {
                 lock.release();
             }
 

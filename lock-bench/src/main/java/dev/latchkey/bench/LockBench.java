@@ -12,10 +12,12 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -26,10 +28,11 @@ import java.util.concurrent.atomic.LongAdder;
  * The measurements behind {@code latchkey bench URI}, printed as one plain-text table:
  * <ul>
  *   <li>uncontended {@code tryAcquire}+{@code release} latency (p50/p99/p999), beside the scheme's
- *       {@link Floor} measured the same way in the same run, and their p50 ratio;</li>
+ *       {@link Baseline}s (floors, peers) measured the same way in the same run, and the p50 ratios;</li>
  *   <li>throughput: T threads of one manager over K keys, {@code tryAcquire}+{@code release};</li>
  *   <li>handoff: a holder in manager A releases while a waiter blocked in {@code acquire} on
- *       manager B gets the lock — the time from release call to B holding;</li>
+ *       manager B gets the lock — the time from release call to B holding; the same for every
+ *       baseline that has a handoff;</li>
  *   <li>with {@code hold > 0}: N leases held at once with heartbeat on, heap beyond the baseline
  *       and the number of live {@code latchkey-heartbeat-*} threads. Measured first, before the
  *       timed phases leave garbage and JIT state behind; printed last.</li>
@@ -94,57 +97,119 @@ public final class LockBench {
         out.printf("latchkey bench %s: %d threads over %d keys, %s per phase after %s warm-up%n", uri,
                 config.threads(), config.keys(), Durations.format(config.duration()), Durations.format(config.warmup()));
         out.flush();
+        List<Baseline> baselines = Baseline.forScheme(uri.scheme());
         List<Row> rows = new ArrayList<>();
-        try (LockManager locks = Latchkey.open(config.uri())) {
+        List<String> ratios = new ArrayList<>();
+        try (LockManager a = Latchkey.open(config.uri()); LockManager b = Latchkey.open(config.uri())) {
             // first, while the heap holds nothing but the JVM and the manager: a stable baseline
-            Row holding = config.hold() > 0 ? hold(locks) : null;
-            Row latency = uncontended(locks);
+            Row holding = config.hold() > 0 ? hold(a) : null;
+            String key = prefix + "latency";
+            Row latency = timeSingleThread("acquire+release, uncontended", new Holder(a, key),
+                    "heartbeat on, ttl 60s");
             rows.add(latency);
-            Optional<Floor> floor = Floor.forScheme(uri.scheme());
-            Row floorRow = null;
-            if (floor.isPresent()) {
-                floorRow = floor(floor.get(), uri);
-                rows.add(floorRow);
+            for (Baseline baseline : baselines) {
+                try (Baseline.Session session = baseline.open(uri)) {
+                    Row row = timeSingleThread(label(baseline), session(session), "same run, no Latchkey");
+                    rows.add(row);
+                    ratios.add(String.format("acquire+release / %s = %.2f", row.name(), latency.p50() / row.p50()));
+                }
             }
-            rows.add(throughput(locks));
-            rows.add(handoff(locks));
+            rows.add(throughput(a));
+            String handoffKey = prefix + "handoff";
+            Row handoff = handoff("handoff, release in A -> waiter in B holds", new Holder(a, handoffKey),
+                    new Holder(b, handoffKey), "two managers, waiter blocked in acquire");
+            rows.add(handoff);
+            for (Baseline baseline : baselines) {
+                if (!baseline.hasHandoff()) continue;
+                try (Baseline.Session first = baseline.open(uri); Baseline.Session second = baseline.open(uri)) {
+                    Row row = handoff("handoff, " + label(baseline), session(first), session(second),
+                            "same run, no Latchkey");
+                    rows.add(row);
+                    ratios.add(String.format("handoff / %s handoff = %.2f", label(baseline), handoff.p50() / row.p50()));
+                }
+            }
             if (holding != null) rows.add(holding);
-            printTable(out, rows);
-            if (floorRow != null) {
-                out.printf("ratio = latchkey p50 / floor p50 = %.1f%n", latency.p50() / floorRow.p50());
-            } else {
-                out.printf("no floor installed for %s:// (see dev.latchkey.bench.Floor)%n", uri.scheme());
-            }
         }
+        printTable(out, rows);
+        if (ratios.isEmpty()) {
+            out.printf("no baseline installed for %s:// (see dev.latchkey.bench.Baseline)%n", uri.scheme());
+        }
+        for (String ratio : ratios) out.println("ratio of p50s: " + ratio);
         out.flush();
         return rows;
     }
 
-    private Row uncontended(LockManager locks) {
-        String key = prefix + "latency";
-        LeaseOptions options = LeaseOptions.defaults();
-        Op op = () -> {
-            Lease lease = locks.tryAcquire(key, options)
-                    .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else"));
-            lease.release();
-        };
-        return timeSingleThread("acquire+release, uncontended", op, "heartbeat on, ttl 60s");
+    private static String label(Baseline baseline) {
+        return baseline.kind().name().toLowerCase(Locale.ROOT) + ": " + baseline.description();
     }
 
-    private Row floor(Floor floor, LockUri uri) throws Exception {
-        try (Floor.Op op = floor.open(uri)) {
-            return timeSingleThread("floor: " + floor.description(), op::acquireRelease, "same run, no Latchkey");
+    /**
+     * One side of a measurement: an uncontended acquire, an acquire that waits for the other side's
+     * release, and the release.
+     */
+    private interface Contender {
+        void acquire() throws Exception;
+
+        void acquireWaiting() throws Exception;
+
+        void release() throws Exception;
+    }
+
+    /** A Latchkey manager taking one key. */
+    private static final class Holder implements Contender {
+        private static final LeaseOptions OPTIONS = LeaseOptions.defaults();
+        private final LockManager locks;
+        private final String key;
+        private Lease lease;
+
+        Holder(LockManager locks, String key) {
+            this.locks = locks;
+            this.key = key;
+        }
+
+        @Override
+        public void acquire() {
+            lease = locks.tryAcquire(key, OPTIONS)
+                    .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else"));
+        }
+
+        @Override
+        public void acquireWaiting() throws InterruptedException {
+            lease = locks.acquire(key, Duration.ofSeconds(60), OPTIONS);
+        }
+
+        @Override
+        public void release() {
+            lease.release();
         }
     }
 
-    private interface Op {
-        void run() throws Exception;
+    private static Contender session(Baseline.Session session) {
+        return new Contender() {
+            @Override
+            public void acquire() throws Exception {
+                session.acquire();
+            }
+
+            @Override
+            public void acquireWaiting() throws Exception {
+                session.acquireWaiting();
+            }
+
+            @Override
+            public void release() throws Exception {
+                session.release();
+            }
+        };
     }
 
-    private Row timeSingleThread(String name, Op op, String note) {
+    private Row timeSingleThread(String name, Contender side, String note) {
         try {
             long warmEnd = System.nanoTime() + config.warmup().toNanos();
-            while (System.nanoTime() < warmEnd) op.run();
+            while (System.nanoTime() < warmEnd) {
+                side.acquire();
+                side.release();
+            }
             Samples samples = new Samples();
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             long cpuStart = threads.getCurrentThreadCpuTime();
@@ -152,7 +217,8 @@ public final class LockBench {
             long end = start + config.duration().toNanos();
             long now = start;
             while (now < end) {
-                op.run();
+                side.acquire();
+                side.release();
                 long after = System.nanoTime();
                 samples.add(after - now);
                 now = after;
@@ -231,42 +297,45 @@ public final class LockBench {
         return new long[] {acquired.sum(), busy.sum()};
     }
 
-    private Row handoff(LockManager a) throws Exception {
-        String key = prefix + "handoff";
-        LeaseOptions options = LeaseOptions.defaults();
+    /**
+     * A holds; B waits in {@code acquireWaiting} on another thread; A releases: the time from A's
+     * release call to B holding.
+     */
+    private Row handoff(String name, Contender a, Contender b, String note) throws Exception {
         Samples samples = new Samples();
         ExecutorService waiter = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "latchkey-bench-waiter");
             t.setDaemon(true);
             return t;
         });
-        try (LockManager b = Latchkey.open(config.uri())) {
+        try {
             long end = Long.MAX_VALUE;
             for (int round = 0; round < HANDOFF_MAX_ROUNDS; round++) {
                 if (round == HANDOFF_WARMUP_ROUNDS) end = System.nanoTime() + config.duration().toNanos();
                 if (round >= HANDOFF_WARMUP_ROUNDS + HANDOFF_MIN_ROUNDS && System.nanoTime() >= end) break;
-                Lease held = a.tryAcquire(key, options)
-                        .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else"));
+                a.acquire();
                 CountDownLatch waiting = new CountDownLatch(1);
                 Future<Long> holding = waiter.submit(() -> {
                     waiting.countDown();
-                    try (Lease got = b.acquire(key, Duration.ofSeconds(60), options)) {
-                        return System.nanoTime();
-                    }
+                    b.acquireWaiting();
+                    long at = System.nanoTime();
+                    b.release();
+                    return at;
                 });
                 waiting.await();
                 Thread.sleep(HANDOFF_PARK_MILLIS);
                 long released = System.nanoTime();
-                held.release();
+                a.release();
                 long acquired = holding.get();
                 if (round >= HANDOFF_WARMUP_ROUNDS) samples.add(acquired - released);
             }
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(name + " failed: " + e.getCause(), e.getCause());
         } finally {
             waiter.shutdownNow();
         }
-        return new Row("handoff, release in A -> waiter in B holds", samples.percentileMicros(0.50),
-                samples.percentileMicros(0.99), samples.percentileMicros(0.999), Double.NaN, samples.size(),
-                "two managers, waiter blocked in acquire");
+        return new Row(name, samples.percentileMicros(0.50), samples.percentileMicros(0.99),
+                samples.percentileMicros(0.999), Double.NaN, samples.size(), note);
     }
 
     private Row hold(LockManager locks) throws InterruptedException {

@@ -25,26 +25,34 @@ class LockBenchTest {
         assertThat(rows).extracting(LockBench.Row::name).containsExactly(
                 "acquire+release, uncontended",
                 "floor: ConcurrentHashMap.putIfAbsent+remove",
+                "peer: Semaphore(1)",
                 "throughput, tryAcquire+release",
                 "handoff, release in A -> waiter in B holds",
+                "handoff, peer: Semaphore(1)",
                 "hold 50 leases, heartbeat on");
         assertThat(rows.get(0).samples()).isPositive();
-        assertThat(rows.get(3).samples()).isGreaterThanOrEqualTo(5);
-        assertThat(rows.get(4).note()).contains("heartbeat threads").contains("/50 valid");
+        assertThat(rows.get(2).samples()).isPositive();
+        assertThat(rows.get(4).samples()).isGreaterThanOrEqualTo(5);
+        assertThat(rows.get(5).samples()).isGreaterThanOrEqualTo(5);
+        assertThat(rows.get(6).note()).contains("heartbeat threads").contains("/50 valid");
         assertThat(text.toString())
                 .contains("latchkey bench mem://bench-test")
                 .contains("acquire+release, uncontended")
                 .contains("floor: ConcurrentHashMap.putIfAbsent+remove")
-                .contains("ratio = latchkey p50 / floor p50 = ")
+                .contains("ratio of p50s: acquire+release / floor: ConcurrentHashMap.putIfAbsent+remove = ")
+                .contains("ratio of p50s: acquire+release / peer: Semaphore(1) = ")
+                .contains("ratio of p50s: handoff / peer: Semaphore(1) handoff = ")
                 .contains("hold 50 leases");
     }
 
     @Test
     void fileFloorLocksInTheBackendDirectory(@TempDir Path dir) throws Exception {
-        Floor floor = Floor.forScheme("file").orElseThrow();
-        try (Floor.Op op = floor.open(LockUri.parse("file://" + dir))) {
-            op.acquireRelease();
-            op.acquireRelease();
+        Baseline floor = Baseline.forScheme("file").get(0);
+        try (Baseline.Session session = floor.open(LockUri.parse("file://" + dir))) {
+            for (int i = 0; i < 2; i++) {
+                session.acquire();
+                session.release();
+            }
             assertThat(dir.resolve(".latchkey-bench-floor")).exists();
         }
         assertThat(dir.resolve(".latchkey-bench-floor")).doesNotExist();

@@ -1,0 +1,76 @@
+package dev.latchkey.bench;
+
+import dev.latchkey.spi.LockUri;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * Something {@code latchkey bench} measures beside a backend, in the same run, on the same machine
+ * and against the same store, so that the ratio means something even when absolute numbers do not:
+ * <ul>
+ *   <li>a {@link Kind#FLOOR floor}: the cheapest way to do one round of what the backend does,
+ *       without Latchkey (e.g. {@code SELECT 1}, a raw {@code pg_try_advisory_lock}+unlock, two
+ *       unconditional uploads of the same size);</li>
+ *   <li>a {@link Kind#PEER peer}: another library's lock over the same store.</li>
+ * </ul>
+ * A module adds baselines by listing implementations in
+ * {@code META-INF/services/dev.latchkey.bench.Baseline}; a backend module does so through an
+ * optional dependency on this module, so its users never load these classes. Schemes without a
+ * baseline print none.
+ */
+public interface Baseline {
+
+    enum Kind { FLOOR, PEER }
+
+    /** Whether this baseline applies to URIs of {@code scheme}. */
+    boolean supports(String scheme);
+
+    Kind kind();
+
+    /** What is measured, e.g. {@code pg_try_advisory_lock + pg_advisory_unlock}. */
+    String description();
+
+    /**
+     * Whether {@link Session#acquireWaiting()} waits for another session's release, so the
+     * handoff can be measured as for the backend.
+     */
+    default boolean hasHandoff() {
+        return false;
+    }
+
+    /**
+     * Opens one session (a connection, a client) next to the backend named by {@code uri}. Every
+     * session of one baseline object works on the same lock, so two sessions can hand it off.
+     */
+    Session open(LockUri uri) throws Exception;
+
+    /** One session, used by one thread at a time. */
+    interface Session extends AutoCloseable {
+        /** The uncontended acquire (or first round trip) of one round. */
+        void acquire() throws Exception;
+
+        /** Waits until the lock is free and takes it; only called when {@link #hasHandoff()}. */
+        default void acquireWaiting() throws Exception {
+            throw new UnsupportedOperationException("no handoff");
+        }
+
+        /** The release (or second round trip) of one round; may do nothing. */
+        void release() throws Exception;
+
+        /** Closes the session and removes what it created (a table, an object); idempotent. */
+        @Override
+        void close() throws Exception;
+    }
+
+    /** Every installed baseline for {@code scheme}: floors first, then peers. */
+    static List<Baseline> forScheme(String scheme) {
+        ClassLoader cl = Thread.currentThread().getContextClassLoader();
+        List<Baseline> found = new ArrayList<>();
+        for (Baseline b : ServiceLoader.load(Baseline.class, cl != null ? cl : Baseline.class.getClassLoader())) {
+            if (b.supports(scheme)) found.add(b);
+        }
+        found.sort((x, y) -> x.kind().compareTo(y.kind()));
+        return found;
+    }
+}
