@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
@@ -27,8 +26,6 @@ final class ClickHouseTestServer {
     static final String ENV = "LATCHKEY_TEST_CLICKHOUSE_URI";
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private static final String IMAGE = System.getProperty("latchkey.test.clickhouse.image", "clickhouse/clickhouse-server:26.7");
-    private static volatile String shared;
-    private static Boolean docker;
 
     private ClickHouseTestServer() {}
 
@@ -41,37 +38,18 @@ final class ClickHouseTestServer {
 
     /** The shared server's URI (database included, no parameters). */
     static String base() {
-        String env = System.getenv(ENV);
-        if (env != null && !env.isBlank()) return env.trim();
-        if (!dockerAvailable()) return ExternalServer.uri(ENV, "clickhouse");
-        synchronized (ClickHouseTestServer.class) {
-            if (shared == null) shared = startContainer().uri(); // Testcontainers' reaper stops it at JVM exit
-            return shared;
-        }
+        return ExternalServer.uri(ENV, "clickhouse", () -> startContainer().uri());
     }
 
     /** A server of its own, for a test that stops it. */
     static Private startPrivate() throws IOException {
-        if (dockerAvailable()) return startContainer();
+        if (ExternalServer.dockerAvailable()) return startContainer();
         Path dir = Files.createTempDirectory("latchkey-clickhouse-private-");
         String uri = ExternalServer.script("clickhouse", "start", dir.toString());
         return new Private() {
             @Override public String uri() { return uri; }
             @Override public void stop() { ExternalServer.script("clickhouse", "stop", dir.toString()); }
         };
-    }
-
-    private static synchronized boolean dockerAvailable() {
-        if (docker == null) {
-            // Ask Testcontainers only where an engine is plausible: its failed probe logs errors.
-            boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
-            try {
-                docker = plausible && DockerClientFactory.instance().isDockerAvailable();
-            } catch (RuntimeException | LinkageError e) {
-                docker = false;
-            }
-        }
-        return docker;
     }
 
     private static Private startContainer() {

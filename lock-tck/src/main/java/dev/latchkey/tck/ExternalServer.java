@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * A real backend server for tests: the URI in an environment variable if one is set (point tests at
@@ -16,10 +17,15 @@ import java.util.concurrent.TimeUnit;
  * {@code scripts/<name>.sh start <stateDir>} — which prints the server's URI as its last line — and
  * stopped by {@code scripts/<name>.sh stop <stateDir>} when the JVM exits.
  *
+ * <p>Where a Docker engine answers, {@link #uri(String, String, Supplier)} starts the server as a
+ * container instead (Testcontainers, which must then be on the test classpath; it stops the
+ * container at JVM exit).
+ *
  * <p>Never skips: when neither works, {@link #uri} throws, so a missing server fails the build.
  */
 public final class ExternalServer {
     private static final Map<String, String> STARTED = new ConcurrentHashMap<>();
+    private static Boolean docker;
 
     private ExternalServer() {}
 
@@ -31,6 +37,34 @@ public final class ExternalServer {
         String fromEnv = System.getenv(envVar);
         if (fromEnv != null && !fromEnv.isBlank()) return fromEnv.trim();
         return STARTED.computeIfAbsent(name, n -> start(envVar, n));
+    }
+
+    /**
+     * As {@link #uri(String, String)}, but where a Docker engine answers and {@code envVar} is unset,
+     * the server is the one {@code container} starts (once per JVM) and whose URI it returns.
+     */
+    public static String uri(String envVar, String name, Supplier<String> container) {
+        String fromEnv = System.getenv(envVar);
+        if (fromEnv != null && !fromEnv.isBlank()) return fromEnv.trim();
+        if (!dockerAvailable()) return uri(envVar, name);
+        return STARTED.computeIfAbsent(name + "@docker", n -> container.get());
+    }
+
+    /**
+     * Whether Testcontainers is on the classpath and a Docker engine answers it. Asked only where an
+     * engine is plausible ({@code DOCKER_HOST} set or {@code /var/run/docker.sock} present): a failed
+     * probe logs alarming errors.
+     */
+    public static synchronized boolean dockerAvailable() {
+        if (docker == null) {
+            boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
+            try {
+                docker = plausible && org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+            } catch (RuntimeException | LinkageError e) {
+                docker = false; // LinkageError: Testcontainers is not on the classpath
+            }
+        }
+        return docker;
     }
 
     /** {@code uri} with query parameter {@code name} set to {@code value} (replacing any earlier value). */
