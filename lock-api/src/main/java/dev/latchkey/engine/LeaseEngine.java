@@ -49,6 +49,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * fencing token of the next acquisition is always the previous one plus one; deleting a record
  * by hand resets the counter.
  *
+ * <p><b>Re-acquiring a key this manager released</b> skips the read: the engine keeps the record
+ * it released and that record's version, and tries one conditional write against it. It lands only
+ * if nobody wrote the key since, in which case that record is exactly what a read would have
+ * returned (versions are never reused for other data, see {@link ConditionalStore}); otherwise the
+ * normal read-then-write follows. One request fewer per acquire on object stores.
+ *
  * <p>Renew and release after an ambiguous failure (an SDK retry whose first attempt landed) re-read
  * the record and accept it if it still carries this lease's id.
  */
@@ -63,9 +69,15 @@ public final class LeaseEngine implements LockManager {
     private final long maxPollNanos;
     /** Versions of held records this manager is watching for staleness, by name. */
     private final ConcurrentHashMap<String, Observation> observations = new ConcurrentHashMap<>();
+    /** What this manager last released, by name; bounded so a manager touching many keys stays small. */
+    private final ConcurrentHashMap<String, Released> released = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record Observation(String version, long firstSeenNanos) {}
+
+    private record Released(String version, LeaseRecord record) {}
+
+    private static final int MAX_REMEMBERED_RELEASES = 1024;
 
     /** The outcome of one attempt: a lease, or the record that blocked us. */
     private record Attempt(EngineLease lease, LeaseRecord holder, String seenVersion) {}
@@ -131,6 +143,11 @@ public final class LeaseEngine implements LockManager {
     private Attempt attempt(String key, LeaseOptions options) {
         String name = LockNames.encode(key);
         long sent = time.nanoTime();
+        Released last = released.remove(name);
+        if (last != null) {
+            Attempt again = write(key, name, options, last.version(), last.record(), last.record().token() + 1, sent);
+            if (again.lease() != null) return again;
+        }
         Optional<StoredRecord> current = store.read(name);
         if (current.isEmpty()) {
             return write(key, name, options, null, null, 1, sent);
@@ -307,7 +324,12 @@ public final class LeaseEngine implements LockManager {
         @Override
         protected void releaseInStore() {
             for (int i = 0; i < 3; i++) {
-                if (store.replace(name, version, record.released(true).encode()).isPresent()) return;
+                LeaseRecord free = record.released(true);
+                Optional<String> v = store.replace(name, version, free.encode());
+                if (v.isPresent()) {
+                    if (released.size() < MAX_REMEMBERED_RELEASES) released.put(name, new Released(v.get(), free));
+                    return;
+                }
                 Optional<StoredRecord> cur = store.read(name);
                 if (cur.isPresent()) {
                     LeaseRecord seen = decode(cur.get(), name, record.key());

@@ -14,6 +14,9 @@ import java.util.Optional;
  * <p><b>The one rule:</b> {@link #create} and {@link #replace} are atomic. Of any number of
  * concurrent creates of one absent name, exactly one succeeds; of any number of concurrent
  * replaces expecting one version, at most one succeeds. The TCK's CAS contract races exactly this.
+ * And a version, once replaced or deleted, never matches other data under that name again — not
+ * after a delete and re-create either. Counters, random tokens, GCS generations, Azure ETags qualify;
+ * so do content hashes such as S3 ETags, because every lease record carries a random lease id.
  *
  * <p>Names come from {@link LockNames#encode} ({@code [a-z0-9_~-]}, at most 202 characters); a
  * store may prefix them but must not reinterpret them. Every method throws

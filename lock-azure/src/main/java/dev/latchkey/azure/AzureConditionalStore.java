@@ -3,7 +3,6 @@ package dev.latchkey.azure;
 import com.azure.core.http.HttpHeaderName;
 import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
-import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.models.BlobDownloadContentResponse;
 import com.azure.storage.blob.models.BlobItem;
@@ -84,17 +83,52 @@ final class AzureConditionalStore implements ConditionalStore {
     }
 
     private Optional<String> upload(String blob, byte[] data, BlobRequestConditions conditions) {
-        BlobClient client = container.getBlobClient(blob);
         try {
-            return Optional.of(client.getBlockBlobClient().uploadWithResponse(
-                    new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions),
-                    timeout, Context.NONE).getValue().getETag());
+            return Optional.of(put(blob, data, conditions));
         } catch (BlobStorageException e) {
             if (lostRace(e)) return Optional.empty();
             throw AzureErrors.failure("conditional upload", blob, where, e);
         } catch (RuntimeException e) {
             throw AzureErrors.failure("conditional upload", blob, where, e);
         }
+    }
+
+    /** One block-blob upload (Put Blob) of {@code data}; returns the new ETag. */
+    private String put(String blob, byte[] data, BlobRequestConditions conditions) {
+        return container.getBlobClient(blob).getBlockBlobClient().uploadWithResponse(
+                new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions),
+                timeout, Context.NONE).getValue().getETag();
+    }
+
+    /**
+     * An unconditional upload of {@code leaf} right under the prefix (not a record: the caller picks
+     * a leaf no record name can be, e.g. one starting with {@code .}); the same request as
+     * {@link #create}/{@link #replace} minus the condition. For the bench floor.
+     */
+    void uploadLoose(String leaf, byte[] data) {
+        String blob = looseName(leaf);
+        try {
+            put(blob, data, null);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("upload", blob, where, e);
+        }
+    }
+
+    /** An unconditional delete of what {@link #uploadLoose} wrote; absent is fine. */
+    void deleteLoose(String leaf) {
+        String blob = looseName(leaf);
+        try {
+            container.getBlobClient(blob).deleteIfExistsWithResponse(null, null, timeout, Context.NONE);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("delete", blob, where, e);
+        }
+    }
+
+    private String looseName(String leaf) {
+        if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
+            throw new IllegalArgumentException("not a loose blob name beside the records: " + leaf);
+        }
+        return base + leaf;
     }
 
     @Override

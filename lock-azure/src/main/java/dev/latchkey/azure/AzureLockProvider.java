@@ -55,6 +55,11 @@ public final class AzureLockProvider implements LockProvider {
 
     /** The ETag store alone, for the TCK's CAS contract and {@code latchkey check}. */
     public ConditionalStore openStore(LockUri uri) {
+        return etagStore(uri);
+    }
+
+    /** The ETag store of {@code uri}, whatever its mode (the bench floor writes through it). */
+    static AzureConditionalStore etagStore(LockUri uri) {
         uri.requireOnly(PARAMS);
         return new AzureConditionalStore(container(uri), AzureBlobs.trimSlashes(uri.path()), timeout(uri), uri.toString());
     }

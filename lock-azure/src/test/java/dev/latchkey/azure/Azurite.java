@@ -3,13 +3,30 @@ package dev.latchkey.azure;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.utility.DockerImageName;
 
-/** The Azure server the tests share: {@code LATCHKEY_TEST_AZURE_URI}, else Azurite from {@code scripts/azurite.sh}. */
+/**
+ * The Azure server the tests share: {@code LATCHKEY_TEST_AZURE_URI}; else, where a Docker engine
+ * answers, Azurite's image as a container; else Azurite from {@code scripts/azurite.sh} (our CI).
+ * Every route gives a URI of the form the script prints.
+ */
 final class Azurite {
+    private static final String IMAGE = System.getProperty("latchkey.test.azure.image",
+            "mcr.microsoft.com/azure-storage/azurite:3.35.0");
+    private static final String ACCOUNT = "devstoreaccount1";
+    // Azurite's well-known development key (public, documented by Microsoft; not a secret)
+    private static final String KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+    private static final String CONTAINER = "latchkey";
+
     private Azurite() {}
 
     static String uri() {
-        return ExternalServer.uri("LATCHKEY_TEST_AZURE_URI", "azurite");
+        return ExternalServer.uri("LATCHKEY_TEST_AZURE_URI", "azurite", Azurite::startContainer);
     }
 
     /** The shared server's URI with {@code mode=…} set. */
@@ -23,5 +40,24 @@ final class Azurite {
 
     static ConditionalStore newStore() {
         return new AzureLockProvider().openStore(LockUri.parse(uri()));
+    }
+
+    /**
+     * Azurite's blob service in a container (stopped by Testcontainers at JVM exit) with the flags
+     * of {@code scripts/azurite.sh} that matter: on-disk storage, {@code --skipApiVersionCheck} (the
+     * SDK asks for a newer service version) and {@code --disableTelemetry}; container created.
+     */
+    private static String startContainer() {
+        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withExposedPorts(10000)
+                .withCommand("azurite-blob", "--blobHost", "0.0.0.0", "--blobPort", "10000", "--location", "/data",
+                        "--skipApiVersionCheck", "--disableTelemetry")
+                // a real request, as the script checks: any HTTP answer (unsigned, so 403) means it serves
+                .waitingFor(Wait.forHttp("/" + ACCOUNT + "?comp=list").forPort(10000).forStatusCodeMatching(code -> code > 0));
+        c.start();
+        String uri = "azblob://" + CONTAINER + "/locks?endpoint=http://" + c.getHost() + ":" + c.getMappedPort(10000)
+                + "/" + ACCOUNT + "&account=" + ACCOUNT + "&accountKey=" + URLEncoder.encode(KEY, StandardCharsets.UTF_8);
+        AzureBlobs.container(LockUri.parse(uri), Duration.ofSeconds(30), 3).createIfNotExists();
+        return uri;
     }
 }

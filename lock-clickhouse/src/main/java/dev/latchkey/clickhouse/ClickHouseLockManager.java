@@ -4,7 +4,6 @@ import com.clickhouse.client.api.Client;
 import com.clickhouse.client.api.ServerException;
 import com.clickhouse.client.api.command.CommandResponse;
 import com.clickhouse.client.api.command.CommandSettings;
-import com.clickhouse.client.api.enums.Protocol;
 import com.clickhouse.client.api.query.GenericRecord;
 import com.clickhouse.client.api.query.QuerySettings;
 import dev.latchkey.Capability;
@@ -109,18 +108,7 @@ final class ClickHouseLockManager implements LockManager {
         this.settings = settings;
         this.time = context.time();
         this.table = settings.qualifiedTable();
-        long timeoutMs = settings.timeout().toMillis();
-        this.client = new Client.Builder()
-                .addEndpoint(Protocol.HTTP, settings.host(), settings.port(), settings.ssl())
-                .setUsername(settings.user())
-                .setPassword(settings.password())
-                .setDefaultDatabase("default") // the lock database may not exist yet: names are always qualified
-                .setConnectTimeout(timeoutMs, ChronoUnit.MILLIS)
-                .setSocketTimeout(timeoutMs, ChronoUnit.MILLIS)
-                .setConnectionRequestTimeout(timeoutMs, ChronoUnit.MILLIS)
-                .setMaxRetries(0) // a blind retry of an INSERT could land after the settle window; we retry by protocol
-                .serverSetting("async_insert", "0") // a buffered insert would be visible late: keep inserts synchronous
-                .build();
+        this.client = settings.newClient();
         try {
             this.staleSeconds = ensureTable();
         } catch (RuntimeException e) {

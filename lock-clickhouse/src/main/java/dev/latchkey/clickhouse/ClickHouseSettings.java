@@ -1,8 +1,11 @@
 package dev.latchkey.clickhouse;
 
+import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.enums.Protocol;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -49,6 +52,32 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         }
         return new ClickHouseSettings(uri.host(), port, ssl, uri.user().orElse("default"), uri.password().orElse(""),
                 database, table, stale, settle, timeout, uri.toString());
+    }
+
+    /**
+     * A client for these settings, as the backend uses it (and the bench floor, so that both pay the
+     * same connection, timeout and session settings): HTTP(S) to {@code host:port}, no client-side
+     * retries, synchronous inserts.
+     */
+    Client newClient() {
+        long timeoutMs = timeout.toMillis();
+        return new Client.Builder()
+                .addEndpoint(Protocol.HTTP, host, port, ssl)
+                .setUsername(user)
+                .setPassword(password)
+                .setDefaultDatabase("default") // the lock database may not exist yet: names are always qualified
+                .setConnectTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setSocketTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setConnectionRequestTimeout(timeoutMs, ChronoUnit.MILLIS)
+                .setMaxRetries(0) // a blind retry of an INSERT could land after the settle window; we retry by protocol
+                .serverSetting("async_insert", "0") // a buffered insert would be visible late: keep inserts synchronous
+                .build();
+    }
+
+    /** The masked URI: a record's generated {@code toString()} would print the password. */
+    @Override
+    public String toString() {
+        return masked;
     }
 
     /** {@code `database`.`table`}, safe to splice into SQL (identifiers were validated). */

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -189,17 +190,54 @@ public final class GcsConditionalStore implements ConditionalStore {
     }
 
     private Optional<String> write(BlobId id, byte[] data, Storage.BlobTargetOption condition, String op) {
-        BlobInfo.Builder info = BlobInfo.newBuilder(id).setContentType("text/plain; charset=utf-8");
-        String inline = Base64.getEncoder().encodeToString(data);
-        if (inline.length() <= MAX_INLINE) info.setMetadata(Map.of(RECORD_METADATA, inline));
         try {
-            // records are a few hundred bytes: gzip would only add work
-            Blob written = storage.create(info.build(), data, condition, Storage.BlobTargetOption.disableGzipContent());
-            return Optional.of(Long.toString(written.getGeneration()));
+            return Optional.of(Long.toString(upload(id, data, condition).getGeneration()));
         } catch (StorageException e) {
             if (e.getCode() == 412) return Optional.empty();
             throw failure(op, id, e);
         }
+    }
+
+    /** One upload of {@code data} as body and (base64) metadata, as every write sends it. */
+    private Blob upload(BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
+        BlobInfo.Builder info = BlobInfo.newBuilder(id).setContentType("text/plain; charset=utf-8");
+        String inline = Base64.getEncoder().encodeToString(data);
+        if (inline.length() <= MAX_INLINE) info.setMetadata(Map.of(RECORD_METADATA, inline));
+        Storage.BlobTargetOption[] options = Arrays.copyOf(conditions, conditions.length + 1);
+        // records are a few hundred bytes: gzip would only add work
+        options[conditions.length] = Storage.BlobTargetOption.disableGzipContent();
+        return storage.create(info.build(), data, options);
+    }
+
+    /**
+     * An unconditional upload of {@code leaf} right under the prefix (not a record: the caller picks
+     * a leaf no record name can be, e.g. one starting with {@code .}); the same request as
+     * {@link #create}/{@link #replace} minus the precondition. For the bench floor.
+     */
+    void uploadLoose(String leaf, byte[] data) {
+        BlobId id = looseId(leaf);
+        try {
+            upload(id, data);
+        } catch (StorageException e) {
+            throw failure("upload", id, e);
+        }
+    }
+
+    /** An unconditional delete of what {@link #uploadLoose} wrote; absent is fine. */
+    void deleteLoose(String leaf) {
+        BlobId id = looseId(leaf);
+        try {
+            storage.delete(id);
+        } catch (StorageException e) {
+            throw failure("delete", id, e);
+        }
+    }
+
+    private BlobId looseId(String leaf) {
+        if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
+            throw new IllegalArgumentException("not a loose object name beside the records: " + leaf);
+        }
+        return BlobId.of(bucket, objectPrefix + leaf);
     }
 
     @Override

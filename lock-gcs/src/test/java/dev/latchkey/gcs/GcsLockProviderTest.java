@@ -3,11 +3,9 @@ package dev.latchkey.gcs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.cloud.NoCredentials;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.Storage;
-import com.google.cloud.storage.StorageOptions;
 import dev.latchkey.Capability;
 import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
@@ -38,8 +36,7 @@ class GcsLockProviderTest {
     static void start() {
         server = GcsTestServer.start();
         server.createBucket("provider-test");
-        raw = StorageOptions.http().setHost(server.endpoint()).setCredentials(NoCredentials.getInstance())
-                .build().getService();
+        raw = GcsFixture.rawClient(server.endpoint());
     }
 
     @AfterAll

@@ -36,7 +36,9 @@ import java.util.function.ToLongFunction;
  * ({@link ManagedLease} deadline). Keys map to ids by the first 8 bytes of SHA-256; each id's key
  * is recorded in the table, so two keys that share an id are refused with an error, never
  * silently locked together. The fencing token comes from a sequence in the same statement (and
- * commit) that takes the lock, so it is durable before the caller sees it.
+ * commit) that takes the lock, so it is durable before the caller sees it — or, for a caller that
+ * waits, is drawn (durably) before the wait and used only if it still exceeds the token the row
+ * records for the key, so that a hand-off need not wait for the disk.
  *
  * <p>Not safe behind a transaction-pooling proxy (PgBouncer {@code pool_mode=transaction}): a
  * session lock there belongs to whichever client shares the server session. Use {@code mode=lease}.
@@ -48,8 +50,16 @@ final class AdvisoryLockManager extends PgLockManager {
             Capability.LIST, Capability.NATIVE_WAIT, Capability.HOLDER_DEATH_DETECTION));
 
     private final ToLongFunction<String> hash;
+    /** Takes the lock if free; if won, records the holder (and draws a fresh token). */
     private final String acquireTry;
+    /** {@link #acquireTry}, or when the lock is busy (fencing only) draws a token ahead, for the wait. */
+    private final String acquireTryOrDraw;
+    /** Waits for the lock, then records the holder ({@code fencing=false}). */
     private final String acquireWait;
+    /** Waits for the lock, then records the holder with the token drawn ahead, if it is still the highest. */
+    private final String acquireWaitDrawn;
+    /** Records the holder with a fresh token once the lock is held (when the token drawn ahead was overtaken). */
+    private final String record;
     private final String holderQuery;
 
     AdvisoryLockManager(PgSettings settings, LockContext context) {
@@ -61,9 +71,11 @@ final class AdvisoryLockManager extends PgLockManager {
         super(settings, context);
         this.hash = hash;
         String t = settings.table;
-        String token = settings.fencing ? "nextval('" + PgSchema.sequence(settings) + "')" : "NULL::bigint";
+        String seq = PgSchema.sequence(settings);
+        String token = settings.fencing ? "nextval('" + seq + "')" : "NULL::bigint";
         // One round trip: take the lock; only if won, record holder and draw the token (same commit).
-        // ON CONFLICT ... WHERE a.key = excluded.key leaves a row of another key untouched: a collision.
+        // ON CONFLICT ... WHERE a.key = excluded.key leaves a row of another key untouched: a collision,
+        // and only then is the recorded key read (the CASE keeps that look-up off the common path).
         String tail = ","
                 + " u AS (INSERT INTO " + t + " AS a (id, key, owner, lease_id, token, pid, acquired_at, ttl_ms, metadata)"
                 + "  SELECT ?, ?, ?, ?, " + token + ", pg_backend_pid(), clock_timestamp(), ?, ?"
@@ -73,12 +85,29 @@ final class AdvisoryLockManager extends PgLockManager {
                 + "   ttl_ms = excluded.ttl_ms, metadata = excluded.metadata"
                 + "  WHERE a.key = excluded.key"
                 + "  RETURNING a.token, true AS key_won)"
-                + " SELECT l.got, u.key_won IS NOT NULL, u.token, (SELECT r.key FROM " + t + " r WHERE r.id = ?)"
-                + " FROM l LEFT JOIN u ON true";
+                + " SELECT l.got, u.key_won IS NOT NULL, u.token,"
+                + "  CASE WHEN u.key_won IS NULL THEN (SELECT r.key FROM " + t + " r WHERE r.id = ?) END";
+        String from = " FROM l LEFT JOIN u ON true";
         // without tokens the holder row is only informational: its commit need not wait for the disk
         String lazyCommit = settings.fencing ? "" : ", set_config('synchronous_commit', 'off', true) AS lazy";
-        acquireTry = "WITH l AS (SELECT pg_try_advisory_lock(?) AS got" + lazyCommit + ")" + tail;
-        acquireWait = "WITH l AS (SELECT true AS got" + lazyCommit + " FROM pg_advisory_lock(?))" + tail;
+        acquireTry = "WITH l AS (SELECT pg_try_advisory_lock(?) AS got" + lazyCommit + ")" + tail + from;
+        // A waiter draws its token before it waits, so that the hand-off itself need not wait for the disk:
+        // nextval plus an xid make this commit flush the sequence's WAL, so the token is durable (see README).
+        acquireTryOrDraw = acquireTry.substring(0, acquireTry.length() - from.length())
+                + ", CASE WHEN NOT l.got THEN " + token + " END AS drawn,"
+                + " CASE WHEN NOT l.got THEN pg_current_xact_id() END AS xid" + from;
+        acquireWait = "WITH l AS (SELECT true AS got" + lazyCommit + " FROM pg_advisory_lock(?))" + tail + from;
+        // The drawn token is valid only if greater than every earlier token of the key: the row keeps the
+        // latest holder's token, so "a.token < drawn" proves it (a NULL, a missing row, another key: not
+        // proven, and the caller records a fresh token instead). The token is durable already: this
+        // commit need not wait for the disk.
+        acquireWaitDrawn = "WITH l AS (SELECT true AS got, set_config('synchronous_commit', 'off', true) AS lazy"
+                + "  FROM pg_advisory_lock(?)),"
+                + " u AS (UPDATE " + t + " AS a SET owner = ?, lease_id = ?, token = ?, pid = pg_backend_pid(),"
+                + "  acquired_at = clock_timestamp(), ttl_ms = ?, metadata = ?"
+                + "  FROM l WHERE a.id = ? AND a.key = ? AND a.token < ? RETURNING a.token)"
+                + " SELECT u.token FROM l LEFT JOIN u ON true";
+        record = "WITH l AS (SELECT ?::bigint IS NOT NULL AS got)" + tail + from;
         holderQuery = "SELECT l.pid, a.key, a.owner, a.lease_id, a.token, a.acquired_at, a.ttl_ms, a.metadata,"
                 + " a.pid AS row_pid, s.application_name"
                 + " FROM pg_locks l"
@@ -121,49 +150,28 @@ final class AdvisoryLockManager extends PgLockManager {
         Connection c = pool.borrow();
         boolean pinned = false;
         try {
-            if (wait != null) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
-                    ps.setString(1, Long.toString(Math.min(Integer.MAX_VALUE, wait.toMillis())));
-                    ps.execute();
-                }
-                PgPool.networkTimeout(c, wait.toMillis() + settings.timeout.toMillis());
-            }
-            String recorded;
             long token;
-            boolean got;
-            try (PreparedStatement ps = c.prepareStatement(wait == null ? acquireTry : acquireWait)) {
-                ps.setLong(1, id);
-                ps.setLong(2, id);
-                ps.setString(3, key);
-                ps.setString(4, options.owner());
-                ps.setString(5, leaseId);
-                ps.setLong(6, options.ttl().toMillis());
-                ps.setArray(7, metadataArray(c, options.metadata()));
-                ps.setLong(8, id);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    got = rs.getBoolean(1);
-                    boolean won = rs.getBoolean(2);
-                    token = rs.getLong(3);
-                    recorded = rs.getString(4);
-                    if (got && !won) {
-                        unlock(c, id);
-                        throw collision(key, id, recorded);
+            if (wait == null || settings.fencing) {
+                Written w = write(c, wait == null ? acquireTry : acquireTryOrDraw, wait != null, id, key, leaseId, options);
+                if (w.got) {
+                    token = w.token;
+                } else {
+                    if (w.recorded != null && !w.recorded.equals(key)) throw collision(key, id, w.recorded);
+                    if (wait == null) return null;
+                    Long t = awaitLock(c, id, key, leaseId, options, wait, w.drawn);
+                    if (t == null) {
+                        c = null; // discarded
+                        return null;
                     }
+                    token = t;
                 }
-            } catch (SQLException e) {
-                if ("55P03".equals(e.getSQLState()) && wait != null) {
-                    // closed, not reused: had the timeout hit the row write, the session would hold the lock
-                    pool.discard(c);
+            } else {
+                Long t = awaitLock(c, id, key, leaseId, options, wait, null);
+                if (t == null) {
                     c = null;
                     return null;
                 }
-                throw e;
-            }
-            if (wait != null) PgPool.networkTimeout(c, settings.timeout.toMillis());
-            if (!got) {
-                if (recorded != null && !recorded.equals(key)) throw collision(key, id, recorded);
-                return null;
+                token = t;
             }
             AdvisoryLease lease = new AdvisoryLease(this, c, id, key, leaseId, token, options,
                     context.time().nanoTime());
@@ -182,6 +190,102 @@ final class AdvisoryLockManager extends PgLockManager {
         } finally {
             if (c != null && !pinned) pool.giveBack(c, false);
         }
+    }
+
+    /** What a statement of the {@link #acquireTry} family returned. */
+    private static final class Written {
+        boolean got;
+        long token;
+        String recorded;
+        Long drawn;
+    }
+
+    /**
+     * Runs a statement of the {@link #acquireTry} family. If it took the lock but the id is recorded
+     * for another key, it unlocks and throws the collision.
+     */
+    private Written write(Connection c, String sql, boolean drawsAhead, long id, String key, String leaseId,
+                          LeaseOptions options) throws SQLException {
+        Written w = new Written();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, id);
+            ps.setLong(2, id);
+            ps.setString(3, key);
+            ps.setString(4, options.owner());
+            ps.setString(5, leaseId);
+            ps.setLong(6, options.ttl().toMillis());
+            ps.setArray(7, metadataArray(c, options.metadata()));
+            ps.setLong(8, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                w.got = rs.getBoolean(1);
+                boolean won = rs.getBoolean(2);
+                w.token = rs.getLong(3);
+                w.recorded = rs.getString(4);
+                if (drawsAhead) {
+                    long drawn = rs.getLong(5);
+                    w.drawn = rs.wasNull() ? null : drawn;
+                }
+                if (w.got && !won) {
+                    unlock(c, id);
+                    throw collision(key, id, w.recorded);
+                }
+            }
+        }
+        return w;
+    }
+
+    /**
+     * Waits on {@code c} for the lock, under {@code lock_timeout} = {@code wait}, and records the
+     * holder: with the token {@code drawn} ahead if it is still the key's highest, else with a fresh
+     * one (durable, one more round trip); without a token if {@code fencing=false}. Returns the
+     * token, or null when the wait ran out — {@code c} is then closed, not reused: had the timeout
+     * hit the row write, the session would hold the lock.
+     */
+    private Long awaitLock(Connection c, long id, String key, String leaseId, LeaseOptions options, Duration wait,
+                           Long drawn) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
+            ps.setString(1, Long.toString(Math.min(Integer.MAX_VALUE, wait.toMillis())));
+            ps.execute();
+        }
+        PgPool.networkTimeout(c, wait.toMillis() + settings.timeout.toMillis());
+        Long token;
+        try {
+            if (drawn == null) {
+                token = write(c, acquireWait, false, id, key, leaseId, options).token;
+            } else {
+                token = null;
+                try (PreparedStatement ps = c.prepareStatement(acquireWaitDrawn)) {
+                    ps.setLong(1, id);
+                    ps.setString(2, options.owner());
+                    ps.setString(3, leaseId);
+                    ps.setLong(4, drawn);
+                    ps.setLong(5, options.ttl().toMillis());
+                    ps.setArray(6, metadataArray(c, options.metadata()));
+                    ps.setLong(7, id);
+                    ps.setString(8, key);
+                    ps.setLong(9, drawn);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        long t = rs.getLong(1);
+                        if (!rs.wasNull()) token = t;
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            if ("55P03".equals(e.getSQLState())) {
+                pool.discard(c);
+                return null;
+            }
+            throw e;
+        }
+        PgPool.networkTimeout(c, settings.timeout.toMillis());
+        if (token == null) {
+            // overtaken while waiting (or a new key, or a row of a fencing=false holder): we hold the
+            // lock; record the holder with a fresh token, committed durably as on the fast path
+            token = write(c, record, false, id, key, leaseId, options).token;
+        }
+        return token;
     }
 
     private static void unlock(Connection c, long id) throws SQLException {

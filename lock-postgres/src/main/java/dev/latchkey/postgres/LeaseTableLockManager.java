@@ -39,6 +39,7 @@ final class LeaseTableLockManager extends PgLockManager {
 
     private final ReleaseListener listener;
     private final String acquireSql;
+    private final String holderSql;
     private final String renewSql;
     private final String releaseSql;
     private final String breakSql;
@@ -48,25 +49,28 @@ final class LeaseTableLockManager extends PgLockManager {
         super(settings, context);
         this.listener = new ReleaseListener(pool, settings.channel());
         String t = settings.table;
-        acquireSql = "WITH ins AS (INSERT INTO " + t + " AS l (key, lease_id, owner, token, acquired_at, expires_at, metadata)"
+        // one statement, no more: the holder of a busy key is looked up only by a caller that waits
+        acquireSql = "INSERT INTO " + t + " AS l (key, lease_id, owner, token, acquired_at, expires_at, metadata)"
                 + " VALUES (?, ?, ?, 1, clock_timestamp(), clock_timestamp() + " + MS + ", ?)"
                 + " ON CONFLICT (key) DO UPDATE SET lease_id = excluded.lease_id, owner = excluded.owner,"
                 + "  token = l.token + 1, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at,"
                 + "  metadata = excluded.metadata"
                 + " WHERE l.lease_id IS NULL OR l.expires_at <= clock_timestamp()"
-                + " RETURNING token)"
-                + " SELECT true, token, NULL::text, NULL::text, NULL::timestamptz, NULL::timestamptz, NULL::text[], NULL::float8 FROM ins"
-                + " UNION ALL"
-                // the holder as of this statement's snapshot: for the timeout message and the next poll
-                + " SELECT false, token, owner, lease_id, acquired_at, expires_at, metadata,"
-                + "  extract(epoch FROM expires_at - clock_timestamp()) * 1000"
-                + " FROM " + t + " WHERE key = ? AND lease_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ins)";
+                + " RETURNING token";
+        // for the timeout message and the next poll (at the holder's expiry)
+        holderSql = "SELECT token, owner, lease_id, acquired_at, expires_at, metadata,"
+                + " extract(epoch FROM expires_at - clock_timestamp()) * 1000"
+                + " FROM " + t + " WHERE key = ? AND lease_id IS NOT NULL";
         renewSql = "UPDATE " + t + " SET expires_at = clock_timestamp() + " + MS + " WHERE key = ? AND lease_id = ?";
-        String notify = " SELECT pg_notify('" + settings.channel() + "', key) FROM r";
+        String notify = " SELECT pg_notify('" + settings.channel() + "', key)";
+        // A release need not wait for the disk: a crash that loses it leaves the row held until its
+        // expiry (as for a holder that crashed), and the next acquisition's durable commit flushes it
+        // first. Renewals and force releases stay durable: losing those would shorten or undo them.
         releaseSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                + " WHERE key = ? AND lease_id = ? RETURNING key)" + notify;
+                + " WHERE key = ? AND lease_id = ? RETURNING key)" + notify
+                + ", set_config('synchronous_commit', 'off', true) FROM r";
         breakSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp() RETURNING key)" + notify;
+                + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp() RETURNING key)" + notify + " FROM r";
         selectLive = "SELECT key, owner, lease_id, token, acquired_at, expires_at, metadata FROM " + t
                 + " WHERE lease_id IS NOT NULL AND expires_at > clock_timestamp()";
     }
@@ -80,7 +84,7 @@ final class LeaseTableLockManager extends PgLockManager {
 
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-        return Optional.ofNullable(attempt(prepare(key), options).lease);
+        return Optional.ofNullable(attempt(prepare(key), options, false).lease);
     }
 
     @Override
@@ -92,12 +96,13 @@ final class LeaseTableLockManager extends PgLockManager {
             if (waits) listener.register(key, settings.timeout.toMillis());
             while (true) {
                 long version = waits ? listener.version(key) : 0; // read before the attempt: no lost wake-up
-                Attempt a = attempt(key, options);
+                Attempt a = attempt(key, options, true);
                 if (a.lease != null) return a.lease;
                 long left = deadline - context.time().nanoTime();
                 if (left <= 0) throw new LockTimeoutException(key, maxWait, a.holder);
+                if (a.holder == null) continue; // released (or expired) since the attempt: try again now
                 long wait = Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, settings.poll.toMillis());
-                if (a.holderRemainingMillis >= 0) wait = Math.min(wait, a.holderRemainingMillis + 1);
+                wait = Math.min(wait, a.holderRemainingMillis + 1);
                 listener.await(key, version, Math.max(1, wait));
             }
         } catch (InterruptedException e) {
@@ -108,7 +113,11 @@ final class LeaseTableLockManager extends PgLockManager {
         }
     }
 
-    private Attempt attempt(String key, LeaseOptions options) {
+    /**
+     * One acquisition statement; if the key is busy and {@code holder}, a second one (same
+     * connection) reads the holder and its remaining time.
+     */
+    private Attempt attempt(String key, LeaseOptions options, boolean holder) {
         String leaseId = UUID.randomUUID().toString();
         long sent = context.time().nanoTime();
         return pool.call("acquiring '" + key + "'", c -> {
@@ -119,16 +128,21 @@ final class LeaseTableLockManager extends PgLockManager {
                 ps.setString(3, options.owner());
                 ps.setLong(4, options.ttl().toMillis());
                 ps.setArray(5, metadataArray(c, options.metadata()));
-                ps.setString(6, key);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) return a; // held by a row our snapshot did not see yet: poll again
-                    if (rs.getBoolean(1)) {
-                        a.lease = new TableLease(this, key, leaseId, rs.getLong(2), options, sent);
+                    if (rs.next()) {
+                        a.lease = new TableLease(this, key, leaseId, rs.getLong(1), options, sent);
                         return a;
                     }
-                    a.holder = new LockInfo(key, rs.getString(3), rs.getString(4), rs.getLong(2),
-                            instant(rs.getTimestamp(5)), instant(rs.getTimestamp(6)), metadataMap(rs.getArray(7)));
-                    a.holderRemainingMillis = Math.max(0, (long) Math.ceil(rs.getDouble(8)));
+                }
+            }
+            if (!holder) return a;
+            try (PreparedStatement ps = c.prepareStatement(holderSql)) {
+                ps.setString(1, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) return a;
+                    a.holder = new LockInfo(key, rs.getString(2), rs.getString(3), rs.getLong(1),
+                            instant(rs.getTimestamp(4)), instant(rs.getTimestamp(5)), metadataMap(rs.getArray(6)));
+                    a.holderRemainingMillis = Math.max(0, (long) Math.ceil(rs.getDouble(7)));
                 }
             }
             return a;

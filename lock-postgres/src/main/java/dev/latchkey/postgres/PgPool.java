@@ -39,6 +39,14 @@ final class PgPool implements AutoCloseable {
 
     /** A new connection, set up for our statements (pooled later, or the listener's own session). */
     Connection open() {
+        return connect(settings);
+    }
+
+    /**
+     * A new connection to {@code settings}' server, set up as every connection of this backend is
+     * (also for the floors {@code latchkey bench} measures beside it); errors name the endpoint only.
+     */
+    static Connection connect(PgSettings settings) {
         Connection c = null;
         try {
             c = DriverManager.getConnection(settings.jdbcUrl, settings.properties);

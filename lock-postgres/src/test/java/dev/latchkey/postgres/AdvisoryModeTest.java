@@ -24,6 +24,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** mode=advisory beyond the TCK: session death, hash collisions, the holder table, schema creation. */
 class AdvisoryModeTest {
@@ -205,5 +207,76 @@ class AdvisoryModeTest {
         assertThat(b.inspect(key)).map(LockInfo::owner).contains("quick");
         lease.release();
         assertThat(b.inspect(key)).isEmpty();
+    }
+
+    /** Waits until a session is queued (not granted) on the advisory lock of {@code key}. */
+    private static void awaitQueuedWaiter(Connection admin, String key) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                + " AND NOT granted AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
+            ps.setLong(1, AdvisoryLockManager.lockId(key));
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) return;
+                }
+                assertThat(System.nanoTime()).as("a waiter queued on '%s'", key).isLessThan(deadline);
+            }
+        }
+    }
+
+    @Test
+    void waiterKeepsTheTokenDrawnBeforeItsWaitWhenNoOneOvertookIt() throws Exception {
+        LockManager a = manager();
+        LockManager b = manager();
+        String key = tag + "/handoff";
+        Lease first = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                () -> b.acquire(key, Duration.ofSeconds(30), LeaseOptions.ttl(Duration.ofSeconds(60))));
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
+            awaitQueuedWaiter(admin, key);
+        }
+        first.release();
+        Lease second = waiter.get(30, TimeUnit.SECONDS);
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        assertThat(a.inspect(key).map(LockInfo::fencingToken)).contains(second.fencingToken());
+        second.release();
+    }
+
+    /**
+     * While a waiter waits with the token it drew, a later token is handed out and the row then says
+     * so ({@code overtaken}), says nothing (a {@code fencing=false} holder recorded NULL after it), or
+     * is gone: the waiter must not use its older token, and records a fresh one above the later one.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"UPDATE latchkey_advisory a SET token = p.later FROM p WHERE a.key = p.key",
+            "UPDATE latchkey_advisory a SET token = NULL FROM p WHERE a.key = p.key",
+            "DELETE FROM latchkey_advisory a USING p WHERE a.key = p.key"})
+    void waiterOvertakenWhileWaitingRecordsAFreshHigherToken(String rowChange) throws Exception {
+        LockManager a = manager();
+        LockManager b = manager();
+        String key = tag + "/overtaken";
+        Lease first = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                () -> b.acquire(key, Duration.ofSeconds(30), LeaseOptions.ttl(Duration.ofSeconds(60))));
+        long later;
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             java.sql.Statement st = admin.createStatement()) {
+            awaitQueuedWaiter(admin, key);
+            try (ResultSet rs = st.executeQuery("SELECT nextval('latchkey_advisory_token_seq')")) {
+                rs.next();
+                later = rs.getLong(1);
+            }
+            try (PreparedStatement ps = admin.prepareStatement("WITH p AS (SELECT ?::text AS key, ?::bigint AS later) " + rowChange)) {
+                ps.setString(1, key);
+                ps.setLong(2, later);
+                assertThat(ps.executeUpdate()).isOne();
+            }
+        }
+        first.release();
+        Lease second = waiter.get(30, TimeUnit.SECONDS);
+        assertThat(second.fencingToken()).as("token after one drawn later than the waiter's").isGreaterThan(later);
+        assertThat(a.inspect(key).map(LockInfo::fencingToken)).contains(second.fencingToken());
+        second.release();
     }
 }

@@ -127,4 +127,28 @@ class LeaseModeTest {
         assertThat(a.inspect(key).map(LockInfo::leaseId)).contains(next.leaseId());
         next.release();
     }
+
+    @Test
+    void listenerSkipsTheDriversTrailingReadAndStillSeesEveryNotification() throws Exception {
+        String channel = "lk_" + tag.replace("-", "_");
+        try (Connection listening = PgTestSupport.jdbc(PgTestSupport.uri());
+             Connection notifying = PgTestSupport.jdbc(PgTestSupport.uri())) {
+            try (java.sql.Statement st = listening.createStatement()) {
+                st.execute("LISTEN " + channel);
+            }
+            // if the driver's internals change, this fails here rather than silently costing 1 ms per wake-up
+            assertThat(ReleaseListener.skipTrailingPeek(listening)).isTrue();
+            org.postgresql.PGConnection pg = listening.unwrap(org.postgresql.PGConnection.class);
+            for (int i = 0; i < 3; i++) {
+                try (PreparedStatement ps = notifying.prepareStatement("SELECT pg_notify(?, ?)")) {
+                    ps.setString(1, channel);
+                    ps.setString(2, "n" + i);
+                    ps.execute();
+                }
+                org.postgresql.PGNotification[] got = pg.getNotifications(30_000);
+                assertThat(got).as("notification %d", i).isNotNull().hasSize(1);
+                assertThat(got[0].getParameter()).isEqualTo("n" + i);
+            }
+        }
+    }
 }

@@ -5,16 +5,55 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.util.HexFormat;
+import org.testcontainers.images.builder.Transferable;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+import org.testcontainers.utility.DockerImageName;
 
-/** The test server (LATCHKEY_TEST_POSTGRES_URI, else one started by scripts/postgres.sh) and helpers. */
+/**
+ * The test server and helpers. The server is, in this order: {@code LATCHKEY_TEST_POSTGRES_URI}
+ * (any existing server); where a Docker engine answers, a PostgreSQL 15 container (Testcontainers,
+ * stopped at JVM exit); else a local server started by {@code scripts/postgres.sh} (our CI).
+ */
 final class PgTestSupport {
+    static final String ENV = "LATCHKEY_TEST_POSTGRES_URI";
+    private static final String IMAGE = System.getProperty("latchkey.test.postgres.image", "postgres:15");
+
     private PgTestSupport() {}
 
     static String uri() {
-        return ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres");
+        return ExternalServer.uri(ENV, "postgres", PgTestSupport::startContainer);
+    }
+
+    /**
+     * PostgreSQL 15 in a container, set up like the script's server: role {@code latchkey} (not a
+     * superuser, so permission tests mean something) owning database {@code latchkey}, an
+     * unprivileged {@code latchkey_peer} with the same random password, 200 connections (advisory
+     * mode pins one per held lease), default durability.
+     */
+    @SuppressWarnings("resource") // Testcontainers' reaper stops it when the JVM exits
+    private static String startContainer() {
+        byte[] secret = new byte[16];
+        new SecureRandom().nextBytes(secret);
+        String password = HexFormat.of().formatHex(secret);
+        String roles = "CREATE ROLE latchkey LOGIN PASSWORD '" + password + "';\n"
+                + "CREATE ROLE latchkey_peer LOGIN PASSWORD '" + password + "';\n"
+                + "ALTER DATABASE latchkey OWNER TO latchkey;\n";
+        PostgreSQLContainer c = new PostgreSQLContainer(DockerImageName.parse(IMAGE).asCompatibleSubstituteFor("postgres"))
+                .withDatabaseName("latchkey")
+                .withUsername("postgres")
+                .withPassword(password)
+                .withCopyToContainer(Transferable.of(roles), "/docker-entrypoint-initdb.d/latchkey-roles.sql")
+                // replaces the module's default command (which turns fsync off): fencing tokens and
+                // benchmarks should cost what they cost on a real server
+                .withCommand("postgres", "-c", "max_connections=200");
+        c.start();
+        return "postgres://latchkey:" + password + "@" + c.getHost() + ":" + c.getMappedPort(PostgreSQLContainer.POSTGRESQL_PORT)
+                + "/latchkey";
     }
 
     /** {@code base} with extra query parameters ({@code "mode=lease&poll=50ms"}). */

@@ -45,7 +45,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * subtracted and a record is never judged older than it is.
  */
 public final class S3ConditionalStore implements ConditionalStore {
-    /** Resolution of {@code Date} and {@code Last-Modified}: the age is lowered by this much. */
+    /** Ending of every record's object key. */
     private static final String SUFFIX = ".lock";
 
     private final S3Client client;
@@ -97,6 +97,35 @@ public final class S3ConditionalStore implements ConditionalStore {
     public Optional<String> replace(String name, String expectedVersion, byte[] data) {
         Objects.requireNonNull(expectedVersion, "expectedVersion");
         return put("PutObject If-Match", objectKey(name), data, b -> b.ifMatch(expectedVersion));
+    }
+
+    /**
+     * An unconditional {@code PutObject} of {@code leaf} right under the prefix (not a record: the
+     * caller picks a leaf no record name can be, e.g. one starting with {@code .}); the same request
+     * as {@link #create}/{@link #replace} minus the condition. For the bench floor.
+     */
+    void putLoose(String leaf, byte[] data) {
+        String key = looseKey(leaf);
+        put("PutObject", key, data, b -> {})
+                .orElseThrow(() -> new LockBackendException("S3 PutObject of " + key + " in " + where
+                        + " was refused as if conditional", false));
+    }
+
+    /** An unconditional {@code DeleteObject} of what {@link #putLoose} wrote; absent is fine. */
+    void deleteLoose(String leaf) {
+        String key = looseKey(leaf);
+        try {
+            client.deleteObject(b -> b.bucket(bucket).key(key));
+        } catch (SdkException e) {
+            throw failure("DeleteObject", key, e);
+        }
+    }
+
+    private String looseKey(String leaf) {
+        if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
+            throw new IllegalArgumentException("not a loose object name beside the records: " + leaf);
+        }
+        return base + leaf;
     }
 
     private Optional<String> put(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {

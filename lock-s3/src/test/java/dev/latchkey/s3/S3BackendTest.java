@@ -17,10 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
@@ -66,7 +62,7 @@ class S3BackendTest {
             assertThat(m.list(tag)).extracting(LockInfo::key).containsExactlyInAnyOrderElementsOf(keys);
 
             List<String> objects = new ArrayList<>();
-            try (S3Client raw = rawClient()) {
+            try (S3Client raw = S3Server.rawClient(uri)) {
                 for (S3Object o : raw.listObjectsV2Paginator(b -> b.bucket(parsed.host())).contents()) {
                     if (o.key().contains(tag)) objects.add(o.key());
                 }
@@ -114,14 +110,5 @@ class S3BackendTest {
                         assertThat(e.getMessage()).contains("127.0.0.1:" + port).doesNotContain(secret);
                     });
         }
-    }
-
-    private S3Client rawClient() {
-        return S3Client.builder().httpClientBuilder(UrlConnectionHttpClient.builder())
-                .region(Region.US_EAST_1).forcePathStyle(true)
-                .endpointOverride(java.net.URI.create(parsed.param("endpoint").orElseThrow()))
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
-                        parsed.param("accessKeyId").orElseThrow(), secret)))
-                .build();
     }
 }

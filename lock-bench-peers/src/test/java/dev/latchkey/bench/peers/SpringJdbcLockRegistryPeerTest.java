@@ -1,0 +1,200 @@
+package dev.latchkey.bench.peers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.latchkey.bench.Baseline;
+import dev.latchkey.bench.LockBench;
+import dev.latchkey.spi.LockUri;
+import dev.latchkey.tck.ExternalServer;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.Driver;
+
+/**
+ * The Spring Integration peer against a real PostgreSQL ({@code LATCHKEY_TEST_POSTGRES_URI}, else a server of
+ * {@code scripts/postgres.sh}): sessions exclude each other across registries, the table lives exactly as long
+ * as the sessions, and {@code latchkey bench} prints the peer's rows and ratios. No timing is asserted.
+ */
+class SpringJdbcLockRegistryPeerTest {
+    private static String uri;
+    private static ExecutorService waiter;
+
+    @BeforeAll
+    static void server() {
+        uri = ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres");
+        waiter = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "peer-test-waiter");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @AfterAll
+    static void stop() {
+        waiter.shutdownNow();
+    }
+
+    @Test
+    void mapsTheLatchkeyUriToJdbcWithoutLatchkeysOwnParameters() {
+        LockUri lockUri = LockUri.parse("postgresql://bob:p%40ss@db.example:6543/locks%20db"
+                + "?mode=lease&schema=app&fencing=false&sslmode=disable&ApplicationName=x");
+        SpringJdbcLockRegistryPeer.Jdbc jdbc = SpringJdbcLockRegistryPeer.Jdbc.of(lockUri, Map.of());
+
+        assertThat(jdbc.url).isEqualTo("jdbc:postgresql://db.example:6543/locks%20db");
+        assertThat(jdbc.properties).containsEntry("user", "bob").containsEntry("password", "p@ss")
+                .containsEntry("sslmode", "disable").containsEntry("ApplicationName", "x")
+                .doesNotContainKeys("mode", "schema", "fencing");
+        assertThat(jdbc.schema).contains("app");
+        assertThat(jdbc.url).doesNotContain("p@ss").doesNotContain("p%40ss");
+
+        SpringJdbcLockRegistryPeer.Jdbc defaults = SpringJdbcLockRegistryPeer.Jdbc.of(LockUri.parse("postgres://[::1]"),
+                Map.of("PGUSER", "carol", "PGPASSWORD", "secret"));
+        assertThat(defaults.url).isEqualTo("jdbc:postgresql://[::1]:5432/carol");
+        assertThat(defaults.properties).containsEntry("user", "carol").containsEntry("password", "secret");
+        assertThat(defaults.schema).isEmpty();
+    }
+
+    @Test
+    void isRegisteredAsAPeerWithHandoffForBothPostgresSchemes() {
+        for (String scheme : List.of("postgres", "postgresql")) {
+            assertThat(Baseline.forScheme(scheme))
+                    .filteredOn(b -> b instanceof SpringJdbcLockRegistryPeer)
+                    .singleElement()
+                    .satisfies(b -> {
+                        assertThat(b.kind()).isEqualTo(Baseline.Kind.PEER);
+                        assertThat(b.hasHandoff()).isTrue();
+                        assertThat(b.description()).startsWith("Spring Integration 7.1").contains("JdbcLockRegistry");
+                    });
+        }
+        assertThat(Baseline.forScheme("mem")).noneMatch(b -> b instanceof SpringJdbcLockRegistryPeer);
+    }
+
+    @Test
+    @SuppressWarnings("try") // Baseline.Session.close() throws Exception
+    void sessionsAreSeparateRegistriesThatExcludeEachOtherAndHandOff() throws Exception {
+        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        LockUri lockUri = LockUri.parse(uri);
+        try (Baseline.Session a = peer.open(lockUri); Baseline.Session b = peer.open(lockUri)) {
+            a.acquire();
+            assertThat(rows(peer)).isEqualTo(1);
+            // the same thread: only the table, not a JVM-local ReentrantLock, can make b's tryLock fail
+            assertThatThrownBy(b::acquire).isInstanceOf(IllegalStateException.class).hasMessageContaining("held");
+            a.release();
+            assertThat(rows(peer)).isZero();
+
+            b.acquire();
+            assertThatThrownBy(a::acquire).isInstanceOf(IllegalStateException.class);
+            b.release();
+
+            // handoff: b waits in lock() (polling the table) on another thread until a releases
+            a.acquire();
+            Future<?> waiting = waiter.submit(() -> {
+                b.acquireWaiting();
+                return null;
+            });
+            a.release();
+            waiting.get(60, TimeUnit.SECONDS); // a guard against a hang, not a timing assertion
+            assertThatThrownBy(a::acquire).isInstanceOf(IllegalStateException.class);
+            waiter.submit(() -> {
+                b.release(); // unlock() belongs to the locking thread
+                return null;
+            }).get(60, TimeUnit.SECONDS);
+            a.acquire();
+            a.release();
+        }
+    }
+
+    @Test
+    @SuppressWarnings("try") // Baseline.Session.close() throws Exception
+    void theFirstSessionCreatesTheTableAndTheLastDropsIt() throws Exception {
+        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        LockUri lockUri = LockUri.parse(uri);
+        assertThat(tableExists(peer)).isFalse();
+        Baseline.Session first = peer.open(lockUri);
+        Baseline.Session second = peer.open(lockUri);
+        assertThat(tableExists(peer)).isTrue();
+        first.close();
+        first.close(); // idempotent: must not count twice
+        assertThat(tableExists(peer)).isTrue();
+        second.close();
+        assertThat(tableExists(peer)).isFalse();
+
+        try (Baseline.Session again = peer.open(lockUri)) { // reopened after the last close: created anew
+            again.acquire();
+            again.release();
+        }
+        assertThat(tableExists(peer)).isFalse();
+        assertThat(peer.lockTableDdl("s.p_")).startsWith("CREATE TABLE IF NOT EXISTS s.p_LOCK")
+                .contains("LOCK_KEY").contains("EXPIRED_AFTER").doesNotContain("INT_");
+    }
+
+    @Test
+    void benchPrintsThePeerAndItsHandoffBesideLatchkey() throws Exception {
+        StringWriter text = new StringWriter();
+        LockBench.Config config = new LockBench.Config(uri, 2, 4, Duration.ofMillis(300), Duration.ofMillis(50), 0,
+                Duration.ofSeconds(3));
+
+        List<LockBench.Row> rows = LockBench.run(config, new PrintWriter(text));
+        System.out.print(text);
+
+        String peer = "peer: " + new SpringJdbcLockRegistryPeer().description();
+        assertThat(rows).filteredOn(r -> r.name().equals(peer)).singleElement()
+                .satisfies(r -> assertThat(r.samples()).isPositive());
+        assertThat(rows).filteredOn(r -> r.name().equals("handoff, " + peer)).singleElement()
+                .satisfies(r -> assertThat(r.samples()).isPositive());
+        assertThat(rows).filteredOn(r -> r.name().equals("acquire+release, uncontended")).singleElement()
+                .satisfies(r -> assertThat(r.samples()).isPositive());
+        assertThat(text.toString())
+                .contains("ratio of p50s: acquire+release / " + peer + " = ")
+                .contains("ratio of p50s: handoff / " + peer + " handoff = ")
+                .doesNotContain(LockUri.parse(uri).password().orElse("no password in the URI"));
+        assertThat(leftoverTables()).isZero();
+    }
+
+    private static Connection connect() throws Exception {
+        SpringJdbcLockRegistryPeer.Jdbc jdbc = SpringJdbcLockRegistryPeer.Jdbc.of(LockUri.parse(uri));
+        return new Driver().connect(jdbc.url, jdbc.properties);
+    }
+
+    private static boolean tableExists(SpringJdbcLockRegistryPeer peer) throws Exception {
+        try (Connection c = connect();
+             PreparedStatement s = c.prepareStatement("SELECT count(*) FROM pg_tables WHERE tablename = ?")) {
+            s.setString(1, peer.tableName());
+            try (ResultSet r = s.executeQuery()) {
+                r.next();
+                return r.getInt(1) > 0;
+            }
+        }
+    }
+
+    private static int rows(SpringJdbcLockRegistryPeer peer) throws Exception {
+        try (Connection c = connect();
+             ResultSet r = c.createStatement().executeQuery("SELECT count(*) FROM " + peer.tableName())) {
+            r.next();
+            return r.getInt(1);
+        }
+    }
+
+    private static int leftoverTables() throws Exception {
+        try (Connection c = connect();
+             ResultSet r = c.createStatement().executeQuery(
+                     "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'latchkey\\_bench\\_spring\\_%'")) {
+            r.next();
+            return r.getInt(1);
+        }
+    }
+}

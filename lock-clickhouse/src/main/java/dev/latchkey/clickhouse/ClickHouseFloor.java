@@ -1,0 +1,65 @@
+package dev.latchkey.clickhouse;
+
+import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.query.GenericRecord;
+import com.clickhouse.client.api.query.QuerySettings;
+import dev.latchkey.bench.Baseline;
+import dev.latchkey.spi.LockUri;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Floor of {@code clickhouse://} for {@code latchkey bench}: one {@code SELECT 1} round trip over a
+ * client built exactly as the backend builds its own ({@link ClickHouseSettings#newClient()}: same
+ * endpoint, credentials, timeouts, retries and session settings), read the way the backend reads
+ * its lock rows. Acquire is that round trip; release does nothing. So the backend's
+ * acquire+release, divided by this, says how many round trips (plus the settle window) a lock
+ * costs on this server.
+ *
+ * <p>Found only when {@code lock-bench} is on the class path (an optional dependency), through
+ * {@code META-INF/services/dev.latchkey.bench.Baseline}; the lock provider never loads it. It
+ * touches no table and prints no credentials.
+ */
+public final class ClickHouseFloor implements Baseline {
+
+    @Override
+    public boolean supports(String scheme) {
+        return new ClickHouseLockProvider().schemes().contains(scheme);
+    }
+
+    @Override
+    public Kind kind() {
+        return Kind.FLOOR;
+    }
+
+    @Override
+    public String description() {
+        return "SELECT 1 round trip";
+    }
+
+    @Override
+    public Session open(LockUri uri) {
+        ClickHouseSettings settings = ClickHouseSettings.from(uri);
+        Client client = settings.newClient();
+        return new Session() {
+            @Override
+            public void acquire() {
+                List<GenericRecord> rows = client.queryAll("SELECT 1 AS one", Map.of(), new QuerySettings());
+                if (rows.size() != 1 || rows.get(0).getInteger("one") != 1) {
+                    throw new IllegalStateException("SELECT 1 at ClickHouse " + settings.endpoint() + " returned " + rows.size()
+                            + " rows");
+                }
+            }
+
+            @Override
+            public void release() {
+                // the floor is one round trip: nothing to give back
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+}

@@ -1,0 +1,81 @@
+package dev.latchkey.clickhouse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.latchkey.bench.Baseline;
+import dev.latchkey.bench.LockBench;
+import dev.latchkey.spi.LockUri;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code latchkey bench} against the real server: the {@code SELECT 1} floor is found for the
+ * scheme and measured beside the backend in the same run. Counts and labels only: nothing here
+ * asserts a timing.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class ClickHouseBenchTest {
+    private final String table = "bench_" + UUID.randomUUID().toString().substring(0, 8);
+
+    @Test
+    void floorIsInstalledForEverySchemeOfTheProvider() {
+        for (String scheme : new ClickHouseLockProvider().schemes()) {
+            List<Baseline> baselines = Baseline.forScheme(scheme);
+            assertThat(baselines).hasAtLeastOneElementOfType(ClickHouseFloor.class);
+            Baseline floor = baselines.stream().filter(b -> b instanceof ClickHouseFloor).findFirst().orElseThrow();
+            assertThat(floor.kind()).isEqualTo(Baseline.Kind.FLOOR);
+            assertThat(floor.hasHandoff()).isFalse();
+        }
+        assertThat(Baseline.forScheme("postgres")).noneMatch(b -> b instanceof ClickHouseFloor);
+    }
+
+    @Test
+    void floorSessionIsOneSelectAndReleasesNothing() throws Exception {
+        Baseline floor = new ClickHouseFloor();
+        try (Baseline.Session session = floor.open(LockUri.parse(ClickHouseTestServer.uri("table=" + table)))) {
+            for (int i = 0; i < 3; i++) {
+                session.acquire();
+                session.release();
+            }
+        }
+        // the floor touches no table: the lock table of that URI was never created
+        assertThat(ClickHouseTestServer.sql("EXISTS TABLE `" + ClickHouseTestServer.database() + "`.`" + table + "`"))
+                .isEqualTo("0");
+    }
+
+    @Test
+    void benchPrintsTheFloorBesideTheBackend() throws Exception {
+        String uri = ClickHouseTestServer.uri("table=" + table + "&settle=20ms");
+        StringWriter text = new StringWriter();
+        List<LockBench.Row> rows;
+        try (PrintWriter out = new PrintWriter(text)) {
+            rows = LockBench.run(new LockBench.Config(uri, 2, 4, Duration.ofMillis(300), Duration.ofMillis(50), 0,
+                    Duration.ofSeconds(3)), out);
+        }
+        String printed = text.toString();
+        System.out.print(printed); // in the surefire report, for people
+
+        LockBench.Row latency = row(rows, "acquire+release, uncontended");
+        LockBench.Row floor = row(rows, "floor: SELECT 1 round trip");
+        assertThat(latency.samples()).isPositive();
+        assertThat(floor.samples()).isPositive();
+        assertThat(floor.p50()).isPositive();
+        assertThat(row(rows, "throughput, tryAcquire+release").samples()).isPositive();
+        assertThat(row(rows, "handoff, release in A -> waiter in B holds").samples()).isPositive();
+        assertThat(printed)
+                .contains("floor: SELECT 1 round trip")
+                .contains("ratio of p50s: acquire+release / floor: SELECT 1 round trip = ")
+                .doesNotContain("no baseline installed");
+    }
+
+    private static LockBench.Row row(List<LockBench.Row> rows, String name) {
+        return rows.stream().filter(r -> r.name().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no row '" + name + "' in " + rows));
+    }
+}

@@ -1,0 +1,204 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.bench.Baseline;
+import dev.latchkey.spi.LockUri;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+
+/**
+ * The floors {@code latchkey bench postgres://…} measures beside this backend: the least PostgreSQL
+ * work each mode could do per acquire+release, on connections made exactly as the backend makes
+ * them ({@link PgPool#connect}: same URL, properties and session set-up; errors name the endpoint,
+ * never a secret). Listed in {@code META-INF/services/dev.latchkey.bench.Baseline}; lock-bench is an
+ * optional dependency, so users of the lock never load these classes.
+ * <ul>
+ *   <li>{@link SelectOne}: one round trip;</li>
+ *   <li>{@link AdvisoryLock}: what {@code mode=advisory} is compared with, with a handoff;</li>
+ *   <li>{@link TwoDurableCommits}: what {@code mode=lease} is compared with.</li>
+ * </ul>
+ */
+public final class PgFloors {
+    private PgFloors() {}
+
+    /** What the three floors share: schemes, kind, and a connection to the URI's server. */
+    private abstract static class Floor implements Baseline {
+        @Override
+        public final boolean supports(String scheme) {
+            return scheme.equals("postgres") || scheme.equals("postgresql");
+        }
+
+        @Override
+        public final Kind kind() {
+            return Kind.FLOOR;
+        }
+
+        /** Connects as the backend does, then lets the floor prepare its session on that connection. */
+        @Override
+        public final Session open(LockUri uri) {
+            PgSettings settings = PgSettings.parse(uri);
+            Connection c = PgPool.connect(settings);
+            try {
+                return session(settings, c);
+            } catch (SQLException e) {
+                PgPool.closeQuietly(c);
+                throw PgErrors.translate(settings, "preparing the floor '" + description() + "'", e);
+            } catch (RuntimeException e) {
+                PgPool.closeQuietly(c);
+                throw e;
+            }
+        }
+
+        abstract OneConnection session(PgSettings settings, Connection c) throws SQLException;
+
+        /** Runs {@code ps} and returns its single boolean. */
+        static boolean bool(PreparedStatement ps) throws SQLException {
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** A session on one connection; closing closes the connection (and so frees any session lock). */
+    private abstract static class OneConnection implements Baseline.Session {
+        final Connection c;
+        private boolean closed;
+
+        OneConnection(Connection c) {
+            this.c = c;
+        }
+
+        /** Removes what the session created, before the connection closes. */
+        void cleanUp() throws SQLException {}
+
+        @Override
+        public final void close() throws SQLException {
+            if (closed) return;
+            closed = true;
+            try {
+                cleanUp();
+            } finally {
+                PgPool.closeQuietly(c);
+            }
+        }
+    }
+
+    /** {@code SELECT 1}: one round trip (acquire), nothing on release. */
+    public static final class SelectOne extends Floor {
+        @Override
+        public String description() {
+            return "SELECT 1";
+        }
+
+        @Override
+        OneConnection session(PgSettings settings, Connection c) throws SQLException {
+            PreparedStatement select = c.prepareStatement("SELECT 1");
+            return new OneConnection(c) {
+                @Override
+                public void acquire() throws SQLException {
+                    try (ResultSet rs = select.executeQuery()) {
+                        rs.next();
+                    }
+                }
+
+                @Override
+                public void release() {}
+            };
+        }
+    }
+
+    /**
+     * {@code pg_try_advisory_lock} + {@code pg_advisory_unlock} on one pinned connection: two round
+     * trips, as {@code mode=advisory} without its holder row. The handoff waits in a blocking
+     * {@code pg_advisory_lock}. All sessions of one object lock the same 64-bit id, drawn at random
+     * per object so that concurrent benches do not meet.
+     */
+    public static final class AdvisoryLock extends Floor {
+        /** The advisory lock id of every session of this object. */
+        final long id = new SecureRandom().nextLong();
+
+        @Override
+        public String description() {
+            return "pg_try_advisory_lock + pg_advisory_unlock";
+        }
+
+        @Override
+        public boolean hasHandoff() {
+            return true;
+        }
+
+        @Override
+        OneConnection session(PgSettings settings, Connection c) throws SQLException {
+            PreparedStatement tryLock = c.prepareStatement("SELECT pg_try_advisory_lock(?)");
+            PreparedStatement lock = c.prepareStatement("SELECT true FROM pg_advisory_lock(?)");
+            PreparedStatement unlock = c.prepareStatement("SELECT pg_advisory_unlock(?)");
+            tryLock.setLong(1, id);
+            lock.setLong(1, id);
+            unlock.setLong(1, id);
+            return new OneConnection(c) {
+                @Override
+                public void acquire() throws SQLException {
+                    if (!bool(tryLock)) throw new IllegalStateException("floor advisory lock " + id + " unexpectedly held");
+                }
+
+                @Override
+                public void acquireWaiting() throws SQLException {
+                    bool(lock);
+                }
+
+                @Override
+                public void release() throws SQLException {
+                    if (!bool(unlock)) throw new IllegalStateException("floor advisory lock " + id + " unexpectedly lost");
+                }
+            };
+        }
+    }
+
+    /**
+     * Two autocommit {@code UPDATE}s of one row, each a durable commit (as the backend's
+     * connections commit): what {@code mode=lease} does at least, once to acquire and once to
+     * release. Each session updates its own one-row table, created in the URI's schema under a
+     * unique name and dropped on close.
+     */
+    public static final class TwoDurableCommits extends Floor {
+        @Override
+        public String description() {
+            return "two single-row durable commits";
+        }
+
+        @Override
+        OneConnection session(PgSettings settings, Connection c) throws SQLException {
+            String table = settings.schema + "." + PgSettings.quote(
+                    "latchkey_bench_floor_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
+            try (Statement st = c.createStatement()) {
+                // one implicit transaction: a failed insert leaves no table behind
+                st.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, v bigint NOT NULL);"
+                        + " INSERT INTO " + table + " VALUES (1, 0)");
+            }
+            PreparedStatement update = c.prepareStatement("UPDATE " + table + " SET v = v + 1 WHERE id = 1");
+            return new OneConnection(c) {
+                @Override
+                public void acquire() throws SQLException {
+                    update.executeUpdate();
+                }
+
+                @Override
+                public void release() throws SQLException {
+                    update.executeUpdate();
+                }
+
+                @Override
+                void cleanUp() throws SQLException {
+                    try (Statement st = c.createStatement()) {
+                        st.execute("DROP TABLE IF EXISTS " + table);
+                    }
+                }
+            };
+        }
+    }
+}
