@@ -20,22 +20,24 @@ done
 
 bash scripts/install.sh >&2
 echo "bench.sh: building the CLI with the peer libraries..." >&2
-mvn -B -q -ntp -DskipTests -pl lock-bench-peers -am package >&2
+[[ -n "${BENCH_SKIP_BUILD:-}" ]] || mvn -B -q -ntp -DskipTests -pl lock-bench-peers -am package >&2
 
-state="$root/.run/bench"
-mkdir -p "$state"
+mkdir -p "$root/.run/bench"
+state=$(mktemp -d "$root/.run/bench/servers.XXXXXX")
+chmod 755 "$state"  # PostgreSQL runs as user postgres and must reach its data directory
 started=()
 cleanup() {
   for s in ${started[@]+"${started[@]}"}; do bash "scripts/$s.sh" stop "$state/$s" >/dev/null 2>&1 || true; done
+  rm -rf "$state"
 }
 trap cleanup EXIT
 
-# Starts scripts/$1.sh once and prints its URI (the script's last line of output).
+# Starts scripts/$1.sh and sets REPLY to its URI (the script's last line of output). Not called in
+# $(...): the list of servers to stop at exit must be this shell's.
 server() {
-  local uri
-  uri=$(bash "scripts/$1.sh" start "$state/$1" 2>"$state/$1.log" | tail -n 1)
   started+=("$1")
-  printf '%s' "$uri"
+  REPLY=$(bash "scripts/$1.sh" start "$state/$1" 2>"$state/$1.log" | tail -n 1) || REPLY=
+  [[ -n "$REPLY" ]] || { echo "bench.sh: scripts/$1.sh did not start:" >&2; cat "$state/$1.log" >&2; exit 1; }
 }
 
 # Appends name=value to a URI's query.
@@ -47,21 +49,21 @@ for n in "${names[@]}"; do
     mem) uris+=("mem://bench") ;;
     file) uris+=("file://$state/file-locks") ;;
     postgres)
-      pg=$(server postgres)
-      uris+=("$(with "$pg" mode=advisory)" "$(with "$pg" 'mode=advisory&fencing=false')" "$(with "$pg" mode=lease)") ;;
+      server postgres
+      uris+=("$(with "$REPLY" mode=advisory)" "$(with "$REPLY" 'mode=advisory&fencing=false')" "$(with "$REPLY" mode=lease)") ;;
     clickhouse)
-      ch=$(server clickhouse)
-      uris+=("$ch" "$(with "$ch" settle=100ms)" "$(with "$ch" settle=10ms)") ;;
-    s3) uris+=("$(server s3)") ;;
-    gcs) uris+=("$(server gcs)") ;;
+      server clickhouse
+      uris+=("$REPLY" "$(with "$REPLY" settle=100ms)" "$(with "$REPLY" settle=10ms)") ;;
+    s3) server s3; uris+=("$REPLY") ;;
+    gcs) server gcs; uris+=("$REPLY") ;;
     azure)
-      az=$(server azurite)
-      uris+=("$(with "$az" mode=lease)" "$(with "$az" mode=etag)") ;;
+      server azurite
+      uris+=("$(with "$REPLY" mode=lease)" "$(with "$REPLY" mode=etag)") ;;
   esac
 done
 
 classpath="lock-bench-peers/target/classes:$(cat lock-bench-peers/target/classpath.txt)"
-report="$state/report.txt"
+report="$root/.run/bench/report.txt"
 : >"$report"
 for uri in "${uris[@]}"; do
   java -cp "$classpath" dev.latchkey.cli.LatchkeyCommand bench "$uri" --duration "$duration" 2>&1 | tee -a "$report"

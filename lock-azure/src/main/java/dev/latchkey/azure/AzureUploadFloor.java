@@ -1,35 +1,14 @@
 package dev.latchkey.azure;
 
-import dev.latchkey.bench.Baseline;
+import dev.latchkey.bench.UploadFloor;
 import dev.latchkey.spi.LockUri;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.UUID;
 
 /**
  * Floor of {@code azblob://} and {@code azure://} for {@code latchkey bench}, in both modes: two
- * unconditional block-blob uploads of a body the size of a lease record (acquire = one, release =
- * the other), through a container client built from the URI exactly as the backend builds its own
- * (endpoint, credentials, HTTP client, timeouts, retries). An uncontended acquire+release is, in
- * {@code mode=etag}, a download and two conditional uploads; in {@code mode=lease}, acquire lease,
- * read properties, write metadata, renew and release — so this is what either could cost with
- * nothing but two writes.
- *
- * <p>The blob is {@code PREFIX/.latchkey-bench-floor-<random>}: record names never start with
- * {@code .} and records end in {@code .lock}, so it can clash with no lock and no listing shows it.
- * It is deleted on close. Loaded only where lock-bench is on the class path (optional dependency).
+ * unconditional block-blob uploads (Put Blob) through the backend's own client. Loaded only where
+ * lock-bench is on the class path (optional dependency).
  */
-public final class AzureUploadFloor implements Baseline {
-    /**
-     * About the size of the records the lease engine writes in a bench: magic line, state, key,
-     * lease id, owner {@code user@host/pid}, token, times and TTL come to 202-206 bytes with a
-     * two-letter host name, about 220 with a usual one ({@code mode=lease} writes about as much as
-     * metadata).
-     */
-    static final int RECORD_BYTES = 224;
-    private static final byte[] BODY = body();
-
-    private final String leaf = ".latchkey-bench-floor-" + UUID.randomUUID().toString().substring(0, 8);
+public final class AzureUploadFloor extends UploadFloor {
 
     @Override
     public boolean supports(String scheme) {
@@ -37,51 +16,17 @@ public final class AzureUploadFloor implements Baseline {
     }
 
     @Override
-    public Kind kind() {
-        return Kind.FLOOR;
+    protected String upload() {
+        return "block-blob uploads";
     }
 
     @Override
-    public String description() {
-        return "2 unconditional block-blob uploads of " + RECORD_BYTES + " B";
-    }
-
-    @Override
-    public Session open(LockUri uri) {
+    protected Target target(LockUri uri) {
         AzureConditionalStore store = AzureLockProvider.etagStore(uri);
-        return new Session() {
-            private boolean closed;
-
-            @Override
-            public void acquire() {
-                store.uploadLoose(leaf, BODY);
-            }
-
-            @Override
-            public void release() {
-                store.uploadLoose(leaf, BODY);
-            }
-
-            @Override
-            public void close() {
-                if (closed) return;
-                closed = true;
-                try {
-                    store.deleteLoose(leaf);
-                } finally {
-                    store.close();
-                }
-            }
+        return new Target() {
+            @Override public void upload(String leaf, byte[] body) { store.uploadLoose(leaf, body); }
+            @Override public void delete(String leaf) { store.deleteLoose(leaf); }
+            @Override public void close() { store.close(); }
         };
-    }
-
-    /** Text like a record's, {@link #RECORD_BYTES} long. */
-    private static byte[] body() {
-        byte[] body = new byte[RECORD_BYTES];
-        Arrays.fill(body, (byte) 'x');
-        byte[] head = "latchkey-bench-floor 1\n".getBytes(StandardCharsets.US_ASCII);
-        System.arraycopy(head, 0, body, 0, head.length);
-        body[RECORD_BYTES - 1] = '\n';
-        return body;
     }
 }

@@ -22,13 +22,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The measurements behind {@code latchkey bench URI}, printed as one plain-text table:
  * <ul>
  *   <li>uncontended {@code tryAcquire}+{@code release} latency (p50/p99/p999), beside the scheme's
- *       {@link Baseline}s (floors, peers) measured the same way in the same run, and the p50 ratios;</li>
+ *       {@link Baseline}s (floors, peers) measured the same way, in slices taken in turn so that
+ *       all see the same load and JIT state, and the p50 ratios;</li>
  *   <li>throughput: T threads of one manager over K keys, {@code tryAcquire}+{@code release};</li>
  *   <li>handoff: a holder in manager A releases while a waiter blocked in {@code acquire} on
  *       manager B gets the lock — the time from release call to B holding; the same for every
@@ -47,6 +49,8 @@ public final class LockBench {
     private static final int HANDOFF_MAX_ROUNDS = 2000;
     /** Pause before the holder releases, so B is really blocked in acquire rather than starting it. */
     private static final long HANDOFF_PARK_MILLIS = 10;
+    /** Latency rows take turns in slices this long. */
+    private static final long SLICE_MILLIS = 50;
 
     /**
      * @param uri      backend to measure
@@ -103,16 +107,23 @@ public final class LockBench {
         try (LockManager a = Latchkey.open(config.uri()); LockManager b = Latchkey.open(config.uri())) {
             // first, while the heap holds nothing but the JVM and the manager: a stable baseline
             Row holding = config.hold() > 0 ? hold(a) : null;
-            String key = prefix + "latency";
-            Row latency = timeSingleThread("acquire+release, uncontended", new Holder(a, key),
-                    "heartbeat on, ttl 60s");
-            rows.add(latency);
-            for (Baseline baseline : baselines) {
-                try (Baseline.Session session = baseline.open(uri)) {
-                    Row row = timeSingleThread(label(baseline), session(session), "same run, no Latchkey");
-                    rows.add(row);
-                    ratios.add(String.format("acquire+release / %s = %.2f", row.name(), latency.p50() / row.p50()));
+            List<Baseline.Session> sessions = new ArrayList<>();
+            try {
+                List<Timed> timed = new ArrayList<>();
+                timed.add(new Timed("acquire+release, uncontended", new Holder(a, prefix + "latency"),
+                        "heartbeat on, ttl 60s"));
+                for (Baseline baseline : baselines) {
+                    Baseline.Session session = baseline.open(uri);
+                    sessions.add(session);
+                    timed.add(new Timed(label(baseline), session(session), "same run, no Latchkey"));
                 }
+                List<Row> latencies = interleaved(timed);
+                rows.addAll(latencies);
+                for (Row row : latencies.subList(1, latencies.size())) {
+                    ratios.add(String.format("acquire+release / %s = %.2f", row.name(), latencies.get(0).p50() / row.p50()));
+                }
+            } finally {
+                closeAll(sessions);
             }
             rows.add(throughput(a));
             String handoffKey = prefix + "handoff";
@@ -203,38 +214,90 @@ public final class LockBench {
         };
     }
 
-    private Row timeSingleThread(String name, Contender side, String note) {
-        try {
-            long warmEnd = System.nanoTime() + config.warmup().toNanos();
-            while (System.nanoTime() < warmEnd) {
-                side.acquire();
-                side.release();
-            }
-            Samples samples = new Samples();
-            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    /** One row of the latency phase while it is measured. */
+    private static final class Timed {
+        final String name;
+        final Contender side;
+        final String note;
+        final Samples samples = new Samples();
+        long cpuNanos;
+        long wallNanos;
+
+        Timed(String name, Contender side, String note) {
+            this.name = name;
+            this.side = side;
+            this.note = note;
+        }
+
+        /** Acquire+release rounds for about {@code sliceNanos} (at least one); records them if {@code record}. */
+        void slice(long sliceNanos, boolean record, ThreadMXBean threads) throws Exception {
             long cpuStart = threads.getCurrentThreadCpuTime();
             long start = System.nanoTime();
-            long end = start + config.duration().toNanos();
+            long end = start + sliceNanos;
             long now = start;
-            while (now < end) {
+            do {
                 side.acquire();
                 side.release();
                 long after = System.nanoTime();
-                samples.add(after - now);
+                if (record) samples.add(after - now);
                 now = after;
+            } while (now < end);
+            if (record) {
+                cpuNanos += threads.getCurrentThreadCpuTime() - cpuStart;
+                wallNanos += now - start;
             }
+        }
+
+        Row row() {
             // CPU time of this thread per op: the cost itself, unlike wall-clock percentiles, does not
             // grow when a busy machine preempts the thread
-            double cpuMicros = (threads.getCurrentThreadCpuTime() - cpuStart) / 1e3 / samples.size();
-            double seconds = (now - start) / 1e9;
             return new Row(name, samples.percentileMicros(0.50), samples.percentileMicros(0.99),
-                    samples.percentileMicros(0.999), samples.size() / seconds, samples.size(),
-                    String.format("cpu %.2f us/op; %s", cpuMicros, note));
+                    samples.percentileMicros(0.999), samples.size() / (wallNanos / 1e9), samples.size(),
+                    String.format("cpu %.2f us/op; %s", cpuNanos / 1e3 / samples.size(), note));
+        }
+    }
+
+    /**
+     * Uncontended acquire+release of every row, one thread, in slices of {@link #SLICE_MILLIS} taken
+     * in turn — for the warm-up, then for the measurement (each row gets about the configured time
+     * in all) — so the lock and its baselines see the same machine load and the same JIT state.
+     */
+    private List<Row> interleaved(List<Timed> timed) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long slice = TimeUnit.MILLISECONDS.toNanos(SLICE_MILLIS);
+        Timed current = timed.get(0);
+        try {
+            for (boolean record : new boolean[] {false, true}) {
+                long perRow = record ? config.duration().toNanos() : config.warmup().toNanos();
+                long end = System.nanoTime() + perRow * timed.size();
+                do {
+                    for (Timed t : timed) {
+                        current = t;
+                        t.slice(slice, record, threads);
+                    }
+                } while (System.nanoTime() < end);
+            }
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new IllegalStateException(name + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException(current.name + " failed: " + e.getMessage(), e);
         }
+        List<Row> rows = new ArrayList<>();
+        for (Timed t : timed) rows.add(t.row());
+        return rows;
+    }
+
+    private static void closeAll(List<Baseline.Session> sessions) throws Exception {
+        Exception first = null;
+        for (Baseline.Session session : sessions) {
+            try {
+                session.close();
+            } catch (Exception e) {
+                if (first == null) first = e;
+                else first.addSuppressed(e);
+            }
+        }
+        if (first != null) throw first;
     }
 
     private Row throughput(LockManager locks) throws InterruptedException {

@@ -1,0 +1,96 @@
+package dev.latchkey.bench;
+
+import dev.latchkey.spi.LockUri;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.UUID;
+
+/**
+ * The floor of an object store: two unconditional uploads of a body the size of a lease record
+ * (acquire = one, release = the other) to one object beside the lock records, through a client
+ * built from the URI exactly as the backend builds its own. An uncontended acquire+release of the
+ * lease engine is two conditional uploads when it re-takes a key it released, so the ratio prices
+ * the conditions and the engine, not the store.
+ *
+ * <p>The object's leaf name is {@code .latchkey-bench-floor-<random>}: record names never start with
+ * {@code .} and records end in {@code .lock}, so it clashes with no lock and no listing shows it. It
+ * is deleted on close. A backend supplies the two requests ({@link #target}).
+ */
+public abstract class UploadFloor implements Baseline {
+    /**
+     * About the size of the records the lease engine writes in a bench: magic line, state, key,
+     * lease id, owner {@code user@host/pid}, token, times and TTL come to 202-206 bytes with a
+     * two-letter host name, about 220 with a usual one.
+     */
+    public static final int RECORD_BYTES = 224;
+    private static final byte[] BODY = body();
+
+    private final String leaf = ".latchkey-bench-floor-" + UUID.randomUUID().toString().substring(0, 8);
+
+    /** The store's two requests on one object beside the records, and the client to close. */
+    protected interface Target extends AutoCloseable {
+        /** One unconditional upload of {@code body} to {@code leaf} under the URI's prefix. */
+        void upload(String leaf, byte[] body);
+
+        /** Deletes what {@link #upload} wrote; absent is fine. */
+        void delete(String leaf);
+
+        @Override
+        void close();
+    }
+
+    /** The backend's client for {@code uri}, as its lock manager would build it. */
+    protected abstract Target target(LockUri uri);
+
+    /** The request's name in the store's own words, e.g. {@code PutObject}. */
+    protected abstract String upload();
+
+    @Override
+    public final Kind kind() {
+        return Kind.FLOOR;
+    }
+
+    @Override
+    public final String description() {
+        return "2 unconditional " + upload() + " of " + RECORD_BYTES + " B";
+    }
+
+    @Override
+    public final Session open(LockUri uri) {
+        Target target = target(uri);
+        return new Session() {
+            private boolean closed;
+
+            @Override
+            public void acquire() {
+                target.upload(leaf, BODY);
+            }
+
+            @Override
+            public void release() {
+                target.upload(leaf, BODY);
+            }
+
+            @Override
+            public void close() {
+                if (closed) return;
+                closed = true;
+                try {
+                    target.delete(leaf);
+                } finally {
+                    target.close();
+                }
+            }
+        };
+    }
+
+    /** Text like a record's, {@link #RECORD_BYTES} long. */
+    private static byte[] body() {
+        byte[] body = new byte[RECORD_BYTES];
+        Arrays.fill(body, (byte) 'x');
+        byte[] head = "latchkey-bench-floor 1\n".getBytes(StandardCharsets.US_ASCII);
+        System.arraycopy(head, 0, body, 0, head.length);
+        body[RECORD_BYTES - 1] = '\n';
+        return body;
+    }
+}
