@@ -2,7 +2,7 @@
 # The project's own GCS JSON-API test server (dev.latchkey.gcs.testserver.GcsTestServer, JDK only)
 # as a separate process on a free loopback port, for tests and benchmarks that need GCS outside the
 # test JVM (e.g. several `latchkey run` processes). No GCS emulator with working generation
-# preconditions can be installed here; see lock-gcs/README-fragment.md.
+# preconditions can be installed here; see the GCS section of README.md.
 #   scripts/gcs.sh start <stateDir>   starts it with bucket "latchkey"; prints the gs:// lock URI as the LAST line
 #   scripts/gcs.sh stop <stateDir>    stops it and waits until it is gone
 # Builds nothing: needs lock-gcs/target/test-classes (mvn -pl lock-gcs test-compile).

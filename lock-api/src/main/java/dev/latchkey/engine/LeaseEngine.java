@@ -53,7 +53,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * it released and that record's version, and tries one conditional write against it. It lands only
  * if nobody wrote the key since, in which case that record is exactly what a read would have
  * returned (versions are never reused for other data, see {@link ConditionalStore}); otherwise the
- * normal read-then-write follows. One request fewer per acquire on object stores.
+ * one read that rules out our own retried request is also the read the normal read-then-write
+ * decides on, so a miss costs no more requests than not remembering at all. One request fewer
+ * per acquire on object stores.
  *
  * <p>Renew and release after an ambiguous failure (an SDK retry whose first attempt landed) re-read
  * the record and accept it if it still carries this lease's id.
@@ -79,8 +81,12 @@ public final class LeaseEngine implements LockManager {
 
     private static final int MAX_REMEMBERED_RELEASES = 1024;
 
-    /** The outcome of one attempt: a lease, or the record that blocked us. */
-    private record Attempt(EngineLease lease, LeaseRecord holder, String seenVersion) {}
+    /**
+     * The outcome of one attempt: a lease, or the record that blocked us. {@code looked} is what
+     * the read after a missed write returned (empty: no record), or {@code null} if no write was
+     * sent and so nothing was read.
+     */
+    private record Attempt(EngineLease lease, LeaseRecord holder, String seenVersion, Optional<StoredRecord> looked) {}
 
     public LeaseEngine(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities) {
         this(store, context, extraCapabilities, DEFAULT_MAX_POLL);
@@ -144,18 +150,22 @@ public final class LeaseEngine implements LockManager {
         String name = LockNames.encode(key);
         long sent = time.nanoTime();
         Released last = released.remove(name);
+        Optional<StoredRecord> current = null;
         if (last != null) {
             Attempt again = write(key, name, options, last.version(), last.record(), last.record().token() + 1, sent);
             if (again.lease() != null) return again;
+            // Someone wrote the key since: the read that told us it was not our own retry is as
+            // fresh as another would be (our liveness mark is already dropped), so decide on it.
+            current = again.looked();
         }
-        Optional<StoredRecord> current = store.read(name);
+        if (current == null) current = store.read(name);
         if (current.isEmpty()) {
             return write(key, name, options, null, null, 1, sent);
         }
         StoredRecord stored = current.get();
         LeaseRecord rec = decode(stored, name, key);
         if (rec.held() && !isStale(name, stored, rec)) {
-            return new Attempt(null, rec, stored.version());
+            return new Attempt(null, rec, stored.version(), null);
         }
         return write(key, name, options, stored.version(), rec, rec.token() + 1, sent);
     }
@@ -168,7 +178,7 @@ public final class LeaseEngine implements LockManager {
         LeaseRecord mine = new LeaseRecord(true, key, leaseId, options.owner(), token, now,
                 options.ttl().toMillis(), now, options.metadata());
         if (liveness != null && !liveness.attach(name, token)) {
-            return new Attempt(null, previous, version); // another live process is claiming this very acquisition
+            return new Attempt(null, previous, version, null); // another live process is claiming this very acquisition
         }
         Optional<String> written;
         try {
@@ -185,13 +195,13 @@ public final class LeaseEngine implements LockManager {
                 written = Optional.of(now2.get().version());
             } else {
                 if (liveness != null) liveness.detach(name, token);
-                return new Attempt(null, seen, now2.map(StoredRecord::version).orElse(null));
+                return new Attempt(null, seen, now2.map(StoredRecord::version).orElse(null), now2);
             }
         }
         observations.remove(name);
         EngineLease lease = new EngineLease(name, mine, written.get(), options, sent);
         lease.begin();
-        return new Attempt(lease, null, null);
+        return new Attempt(lease, null, null, null);
     }
 
     /**

@@ -18,16 +18,27 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       turn. A hanging store delays other leases' renewals by up to its request timeout, so keep
  *       backend timeouts well under TTL/5. Set {@code -Dlatchkey.renewalThreads=N} for more.</li>
  * </ul>
+ * Loading this class starts no thread: the renewer starts with its first task, and the timer,
+ * with its once-a-second keep-alive tick, on the first {@link #scheduler()} or {@link #later} call.
  */
 public final class Heartbeats {
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
     private static final ExecutorService RENEWALS = renewer(Integer.getInteger("latchkey.renewalThreads", 1));
 
     private Heartbeats() {}
 
+    /**
+     * Holds the timer, so that it and its keep-alive tick are created on the first
+     * {@link #scheduler()} call rather than when {@link Heartbeats} loads. Class initialisation
+     * makes this thread-safe and once-only, and the tick is queued before any caller can schedule
+     * a task, so no lease task is ever the queue's head.
+     */
+    private static final class TimerHolder {
+        static final ScheduledThreadPoolExecutor TIMER = timer();
+    }
+
     /** The timer thread: deadlines and hand-offs only; never block on it. */
     public static ScheduledThreadPoolExecutor scheduler() {
-        return TIMER;
+        return TimerHolder.TIMER;
     }
 
     /** Where renewals (store I/O) run. */
@@ -37,7 +48,7 @@ public final class Heartbeats {
 
     /** Runs {@code ioTask} on the renewer after {@code delay} (timer tasks themselves must not block). */
     public static void later(java.time.Duration delay, Runnable ioTask) {
-        TIMER.schedule(() -> RENEWALS.execute(ioTask), delay.toNanos(), TimeUnit.NANOSECONDS);
+        scheduler().schedule(() -> RENEWALS.execute(ioTask), delay.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private static ScheduledThreadPoolExecutor timer() {

@@ -3,11 +3,8 @@ package dev.latchkey.clickhouse;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.bench.Baseline;
-import dev.latchkey.bench.LockBench;
+import dev.latchkey.bench.BenchRunAssertions;
 import dev.latchkey.spi.LockUri;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -51,31 +48,7 @@ class ClickHouseBenchTest {
 
     @Test
     void benchPrintsTheFloorBesideTheBackend() throws Exception {
-        String uri = ClickHouseTestServer.uri("table=" + table + "&settle=20ms");
-        StringWriter text = new StringWriter();
-        List<LockBench.Row> rows;
-        try (PrintWriter out = new PrintWriter(text)) {
-            rows = LockBench.run(new LockBench.Config(uri, 2, 4, Duration.ofMillis(300), Duration.ofMillis(50), 0,
-                    Duration.ofSeconds(3)), out);
-        }
-        String printed = text.toString();
-        System.out.print(printed); // in the surefire report, for people
-
-        LockBench.Row latency = row(rows, "acquire+release, uncontended");
-        LockBench.Row floor = row(rows, "floor: SELECT 1 round trip");
-        assertThat(latency.samples()).isPositive();
-        assertThat(floor.samples()).isPositive();
-        assertThat(floor.p50()).isPositive();
-        assertThat(row(rows, "throughput, tryAcquire+release").samples()).isPositive();
-        assertThat(row(rows, "handoff, release in A -> waiter in B holds").samples()).isPositive();
-        assertThat(printed)
-                .contains("floor: SELECT 1 round trip")
-                .contains("ratio of p50s: acquire+release / floor: SELECT 1 round trip = ")
-                .doesNotContain("no baseline installed");
-    }
-
-    private static LockBench.Row row(List<LockBench.Row> rows, String name) {
-        return rows.stream().filter(r -> r.name().equals(name)).findFirst()
-                .orElseThrow(() -> new AssertionError("no row '" + name + "' in " + rows));
+        BenchRunAssertions.run(ClickHouseTestServer.uri("table=" + table + "&settle=20ms"))
+                .measuresFloor("floor: SELECT 1 round trip");
     }
 }

@@ -188,7 +188,7 @@ class ClickHouseLockTest {
     /**
      * 8 managers race one key for 50 rounds: never two holders at once, tokens rise, every round has
      * a winner. Also with a 10 ms settle window: on one server the winner is picked by commit order,
-     * so safety does not rest on the settle window (see README-fragment.md).
+     * so safety does not rest on the settle window (see the ClickHouse section of the README).
      */
     @ParameterizedTest(name = "settle {0}")
     @ValueSource(strings = {"200ms", "10ms"})

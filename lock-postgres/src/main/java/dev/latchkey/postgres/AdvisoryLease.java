@@ -4,6 +4,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.spi.Heartbeats;
 import dev.latchkey.spi.ManagedLease;
+import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,12 +19,22 @@ import java.time.Duration;
  * lease is lost at once, since the server has freed the lock. If renewals stop succeeding, the
  * lease turns invalid at its deadline (a margin before the TTL) and the session is closed when the
  * full TTL has passed, so the server frees the lock then: not earlier, and not much later. Release unlocks and returns the connection to the pool; a
- * release that fails mid-way closes the connection, which frees the lock too.
+ * release that fails mid-way closes the connection, which frees the lock too. The manager's
+ * background write of the holder row ({@code fencing=false}) uses the session only while the lease
+ * holds it: never after release has given the connection back.
  */
 final class AdvisoryLease extends ManagedLease {
+    private static final System.Logger LOG = System.getLogger(AdvisoryLease.class.getName());
+
     private final AdvisoryLockManager manager;
     private final Connection session;
     private final long lockId;
+    private final LeaseOptions options;
+    private final long grantedNanos;
+    /** Keeps the background row write, renewal and release off the session at the same time. */
+    private final Object sessionUse = new Object();
+    /** Set (under {@link #sessionUse}) when release takes the session back. */
+    private boolean released;
     /** When the session is closed if the lease is lost by running out: a full TTL after grant or renewal. */
     private volatile long sessionEndNanos;
 
@@ -34,12 +45,36 @@ final class AdvisoryLease extends ManagedLease {
         this.manager = manager;
         this.session = session;
         this.lockId = lockId;
+        this.options = options;
+        this.grantedNanos = grantedNanos;
         this.sessionEndNanos = grantedNanos + options.ttl().toNanos();
         start();
     }
 
+    long lockId() {
+        return lockId;
+    }
+
+    /** Writes the holder row while the session still holds the lock; a failure only leaves the row unwritten. */
+    void recordHolder() {
+        synchronized (sessionUse) {
+            if (released) return;
+            try {
+                manager.writeHolder(session, this, options, manager.context.time().nanoTime() - grantedNanos);
+            } catch (SQLException e) {
+                LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
+            }
+        }
+    }
+
     @Override
     protected void renewInStore(Duration ttl) {
+        synchronized (sessionUse) {
+            renewOnSession(ttl);
+        }
+    }
+
+    private void renewOnSession(Duration ttl) {
         long sent = manager.context.time().nanoTime();
         try (PreparedStatement ps = session.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = pg_backend_pid()"
@@ -60,9 +95,17 @@ final class AdvisoryLease extends ManagedLease {
 
     @Override
     protected void releaseInStore() {
+        synchronized (sessionUse) {
+            released = true;
+            releaseOnSession();
+        }
+    }
+
+    private void releaseOnSession() {
         boolean held;
-        try (PreparedStatement ps = session.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+        try (PreparedStatement ps = session.prepareStatement(manager.release)) {
             ps.setLong(1, lockId);
+            ps.setString(2, manager.idleName);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 held = rs.getBoolean(1);

@@ -6,6 +6,7 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.Heartbeats;
 import dev.latchkey.spi.LockContext;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +23,12 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.Map;
+import java.util.Queue;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToLongFunction;
 
 /**
@@ -34,11 +40,20 @@ import java.util.function.ToLongFunction;
  * connection dies, or an administrator terminates the session, the server frees it at once; if
  * the holder stops renewing, its own manager closes the session when the TTL runs out
  * ({@link ManagedLease} deadline). Keys map to ids by the first 8 bytes of SHA-256; each id's key
- * is recorded in the table, so two keys that share an id are refused with an error, never
- * silently locked together. The fencing token comes from a sequence in the same statement (and
- * commit) that takes the lock, so it is durable before the caller sees it — or, for a caller that
- * waits, is drawn (durably) before the wait and used only if it still exceeds the token the row
- * records for the key, so that a hand-off need not wait for the disk.
+ * is recorded in the table once and for good (its row is never deleted), so two keys that share an
+ * id are refused with an error, never silently locked together. The fencing token comes from a
+ * sequence in the same statement (and commit) that takes the lock, so it is durable before the
+ * caller sees it — or, for a caller that waits, is drawn (durably) before the wait and used only if
+ * it still exceeds the token the row records for the key, so that a hand-off need not wait for the
+ * disk.
+ *
+ * <p><b>Who holds what.</b> A holding session names its lease in its {@code application_name}
+ * ({@link #marker}), set in the statement that takes the lock and reset by the one that releases
+ * it; the row describes the holder (owner, metadata, lease id) when its lease id matches. With
+ * {@code fencing=false} the row is written off the acquire path once this manager has recorded
+ * the key: acquire and release are then one statement each, without a write, like a bare advisory
+ * lock; a lease still held {@link #RECORD_DELAY} later has its row written in the background, and
+ * {@link #inspect} waits for that (a lease released sooner is never written).
  *
  * <p>Not safe behind a transaction-pooling proxy (PgBouncer {@code pool_mode=transaction}): a
  * session lock there belongs to whichever client shares the server session. Use {@code mode=lease}.
@@ -49,7 +64,22 @@ final class AdvisoryLockManager extends PgLockManager {
     private static final Set<Capability> WITHOUT_TOKENS = Set.copyOf(EnumSet.of(
             Capability.LIST, Capability.NATIVE_WAIT, Capability.HOLDER_DEATH_DETECTION));
 
+    /** How long a {@code fencing=false} lease is held before its row is written (shorter ones never are). */
+    static final Duration RECORD_DELAY = Duration.ofMillis(10);
+    /** Keys this manager recorded for their ids, so that {@code fencing=false} may skip the row; bounded. */
+    private static final int RECORDED_KEYS_MAX = 4096;
+    /** {@code application_name} is cut at 63 bytes: room for the lease id and a prefix of the configured name. */
+    private static final int MARKER_PREFIX_MAX = 20;
+    private static final String MARKER = " lease ";
+
     private final ToLongFunction<String> hash;
+    /** The configured {@code application_name}, restored when a lease ends. */
+    final String idleName;
+    /** {@link #marker} before the lease id: printable ASCII only, as the server keeps it. */
+    private final String markerPrefix;
+    private final Map<Long, String> recordedKeys = new ConcurrentHashMap<>();
+    private final Queue<AdvisoryLease> unrecorded = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean recordingScheduled = new AtomicBoolean();
     /** Takes the lock if free; if won, records the holder (and draws a fresh token). */
     private final String acquireTry;
     /** {@link #acquireTry}, or when the lock is busy (fencing only) draws a token ahead, for the wait. */
@@ -60,6 +90,14 @@ final class AdvisoryLockManager extends PgLockManager {
     private final String acquireWaitDrawn;
     /** Records the holder with a fresh token once the lock is held (when the token drawn ahead was overtaken). */
     private final String record;
+    /** {@code fencing=false}, key recorded: takes the lock if free, writes nothing. */
+    private final String takeTry;
+    /** {@code fencing=false}, key recorded: waits for the lock, writes nothing. */
+    private final String takeWait;
+    /** Writes the row of a lease taken by {@link #takeTry}/{@link #takeWait} (the token column stays). */
+    private final String recordLater;
+    /** Unlocks and restores the configured {@code application_name}. */
+    final String release;
     private final String holderQuery;
 
     AdvisoryLockManager(PgSettings settings, LockContext context) {
@@ -70,9 +108,19 @@ final class AdvisoryLockManager extends PgLockManager {
     AdvisoryLockManager(PgSettings settings, LockContext context, ToLongFunction<String> hash) {
         super(settings, context);
         this.hash = hash;
+        this.idleName = settings.properties.getProperty("ApplicationName");
+        String name = idleName.length() > MARKER_PREFIX_MAX ? idleName.substring(0, MARKER_PREFIX_MAX) : idleName;
+        this.markerPrefix = name.replaceAll("[^\\x20-\\x7e]", "?") + MARKER;
         String t = settings.table;
         String seq = PgSchema.sequence(settings);
         String token = settings.fencing ? "nextval('" + seq + "')" : "NULL::bigint";
+        // l0 takes the lock; l names the lease in application_name, only if won
+        String tryLock = "WITH l0 AS (SELECT pg_try_advisory_lock(?) AS got),";
+        String waitLock = "WITH l0 AS (SELECT true AS got FROM pg_advisory_lock(?)),";
+        String mark = " l AS (SELECT got, CASE WHEN got THEN set_config('application_name', ?, false) END AS app";
+        // without tokens the holder row is only informational: its commit need not wait for the disk
+        String lazyCommit = ", set_config('synchronous_commit', 'off', true) AS lazy";
+        String l = mark + (settings.fencing ? "" : lazyCommit) + " FROM l0)";
         // One round trip: take the lock; only if won, record holder and draw the token (same commit).
         // ON CONFLICT ... WHERE a.key = excluded.key leaves a row of another key untouched: a collision,
         // and only then is the recorded key read (the CASE keeps that look-up off the common path).
@@ -88,26 +136,31 @@ final class AdvisoryLockManager extends PgLockManager {
                 + " SELECT l.got, u.key_won IS NOT NULL, u.token,"
                 + "  CASE WHEN u.key_won IS NULL THEN (SELECT r.key FROM " + t + " r WHERE r.id = ?) END";
         String from = " FROM l LEFT JOIN u ON true";
-        // without tokens the holder row is only informational: its commit need not wait for the disk
-        String lazyCommit = settings.fencing ? "" : ", set_config('synchronous_commit', 'off', true) AS lazy";
-        acquireTry = "WITH l AS (SELECT pg_try_advisory_lock(?) AS got" + lazyCommit + ")" + tail + from;
+        acquireTry = tryLock + l + tail + from;
         // A waiter draws its token before it waits, so that the hand-off itself need not wait for the disk:
         // nextval plus an xid make this commit flush the sequence's WAL, so the token is durable (see README).
-        acquireTryOrDraw = acquireTry.substring(0, acquireTry.length() - from.length())
+        acquireTryOrDraw = tryLock + l + tail
                 + ", CASE WHEN NOT l.got THEN " + token + " END AS drawn,"
                 + " CASE WHEN NOT l.got THEN pg_current_xact_id() END AS xid" + from;
-        acquireWait = "WITH l AS (SELECT true AS got" + lazyCommit + " FROM pg_advisory_lock(?))" + tail + from;
+        acquireWait = waitLock + l + tail + from;
         // The drawn token is valid only if greater than every earlier token of the key: the row keeps the
         // latest holder's token, so "a.token < drawn" proves it (a NULL, a missing row, another key: not
         // proven, and the caller records a fresh token instead). The token is durable already: this
         // commit need not wait for the disk.
-        acquireWaitDrawn = "WITH l AS (SELECT true AS got, set_config('synchronous_commit', 'off', true) AS lazy"
-                + "  FROM pg_advisory_lock(?)),"
+        acquireWaitDrawn = waitLock + mark + lazyCommit + " FROM l0),"
                 + " u AS (UPDATE " + t + " AS a SET owner = ?, lease_id = ?, token = ?, pid = pg_backend_pid(),"
                 + "  acquired_at = clock_timestamp(), ttl_ms = ?, metadata = ?"
                 + "  FROM l WHERE a.id = ? AND a.key = ? AND a.token < ? RETURNING a.token)"
                 + " SELECT u.token FROM l LEFT JOIN u ON true";
-        record = "WITH l AS (SELECT ?::bigint IS NOT NULL AS got)" + tail + from;
+        record = "WITH l0 AS (SELECT ?::bigint IS NOT NULL AS got)," + l + tail + from;
+        // CASE evaluates its branch only when the lock was won: the lease's name, else NULL
+        takeTry = "SELECT CASE WHEN pg_try_advisory_lock(?) THEN set_config('application_name', ?, false) END";
+        takeWait = "SELECT set_config('application_name', ?, false) FROM pg_advisory_lock(?)";
+        recordLater = "WITH s AS (SELECT set_config('synchronous_commit', 'off', true))"
+                + " UPDATE " + t + " SET owner = ?, lease_id = ?, pid = pg_backend_pid(),"
+                + " acquired_at = clock_timestamp() - ? * interval '1 microsecond', ttl_ms = ?, metadata = ?"
+                + " FROM s WHERE id = ? AND key = ?";
+        release = "SELECT pg_advisory_unlock(?), set_config('application_name', ?, false)";
         holderQuery = "SELECT l.pid, a.key, a.owner, a.lease_id, a.token, a.acquired_at, a.ttl_ms, a.metadata,"
                 + " a.pid AS row_pid, s.application_name"
                 + " FROM pg_locks l"
@@ -119,13 +172,17 @@ final class AdvisoryLockManager extends PgLockManager {
 
     /** The stable key → advisory lock id mapping: the first 8 bytes of SHA-256 of the UTF-8 key. */
     static long lockId(String key) {
+        byte[] digest = SHA_256.get().digest(key.getBytes(StandardCharsets.UTF_8));
+        return ByteBuffer.wrap(digest, 0, 8).getLong();
+    }
+
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return ByteBuffer.wrap(digest, 0, 8).getLong();
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", e);
         }
-    }
+    });
 
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
@@ -147,26 +204,37 @@ final class AdvisoryLockManager extends PgLockManager {
     private Lease attempt(String key, LeaseOptions options, Duration wait) {
         long id = hash.applyAsLong(key);
         String leaseId = UUID.randomUUID().toString();
+        // without tokens, once this manager has recorded the key for its id, the row can wait
+        boolean bare = !settings.fencing && key.equals(recordedKeys.get(id));
         Connection c = pool.borrow();
         boolean pinned = false;
         try {
             long token;
-            if (wait == null || settings.fencing) {
+            if (bare) {
+                if (!take(c, takeTry, id, leaseId)) {
+                    if (wait == null) return null;
+                    if (awaitLock(c, id, key, leaseId, options, wait, null, true) == null) {
+                        c = null; // discarded
+                        return null;
+                    }
+                }
+                token = 0;
+            } else if (wait == null || settings.fencing) {
                 Written w = write(c, wait == null ? acquireTry : acquireTryOrDraw, wait != null, id, key, leaseId, options);
                 if (w.got) {
                     token = w.token;
                 } else {
                     if (w.recorded != null && !w.recorded.equals(key)) throw collision(key, id, w.recorded);
                     if (wait == null) return null;
-                    Long t = awaitLock(c, id, key, leaseId, options, wait, w.drawn);
+                    Long t = awaitLock(c, id, key, leaseId, options, wait, w.drawn, false);
                     if (t == null) {
-                        c = null; // discarded
+                        c = null;
                         return null;
                     }
                     token = t;
                 }
             } else {
-                Long t = awaitLock(c, id, key, leaseId, options, wait, null);
+                Long t = awaitLock(c, id, key, leaseId, options, wait, null, false);
                 if (t == null) {
                     c = null;
                     return null;
@@ -176,6 +244,12 @@ final class AdvisoryLockManager extends PgLockManager {
             AdvisoryLease lease = new AdvisoryLease(this, c, id, key, leaseId, token, options,
                     context.time().nanoTime());
             pinned = true;
+            if (bare) {
+                recordLater(lease);
+            } else if (!settings.fencing) {
+                if (recordedKeys.size() >= RECORDED_KEYS_MAX) recordedKeys.clear();
+                recordedKeys.put(id, key);
+            }
             return lease;
         } catch (SQLException e) {
             // closing ends the session, and with it any lock this statement took; a lost connection
@@ -209,13 +283,14 @@ final class AdvisoryLockManager extends PgLockManager {
         Written w = new Written();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, id);
-            ps.setLong(2, id);
-            ps.setString(3, key);
-            ps.setString(4, options.owner());
-            ps.setString(5, leaseId);
-            ps.setLong(6, options.ttl().toMillis());
-            ps.setArray(7, metadataArray(c, options.metadata()));
-            ps.setLong(8, id);
+            ps.setString(2, marker(leaseId));
+            ps.setLong(3, id);
+            ps.setString(4, key);
+            ps.setString(5, options.owner());
+            ps.setString(6, leaseId);
+            ps.setLong(7, options.ttl().toMillis());
+            ps.setArray(8, metadataArray(c, options.metadata()));
+            ps.setLong(9, id);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 w.got = rs.getBoolean(1);
@@ -235,15 +310,28 @@ final class AdvisoryLockManager extends PgLockManager {
         return w;
     }
 
+    /** Runs {@link #takeTry} or {@link #takeWait}: the lock, and the lease's name, nothing written. */
+    private boolean take(Connection c, String sql, long id, String leaseId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            boolean waits = sql == takeWait;
+            ps.setLong(waits ? 2 : 1, id);
+            ps.setString(waits ? 1 : 2, marker(leaseId));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getString(1) != null;
+            }
+        }
+    }
+
     /**
      * Waits on {@code c} for the lock, under {@code lock_timeout} = {@code wait}, and records the
      * holder: with the token {@code drawn} ahead if it is still the key's highest, else with a fresh
-     * one (durable, one more round trip); without a token if {@code fencing=false}. Returns the
-     * token, or null when the wait ran out — {@code c} is then closed, not reused: had the timeout
-     * hit the row write, the session would hold the lock.
+     * one (durable, one more round trip); without a token if {@code fencing=false}; not at all if
+     * {@code bare} (the caller has it recorded later). Returns the token, or null when the wait ran
+     * out — {@code c} is then closed, not reused: had the timeout hit the row write, the session
+     * would hold the lock.
      */
     private Long awaitLock(Connection c, long id, String key, String leaseId, LeaseOptions options, Duration wait,
-                           Long drawn) throws SQLException {
+                           Long drawn, boolean bare) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
             ps.setString(1, Long.toString(Math.min(Integer.MAX_VALUE, wait.toMillis())));
             ps.execute();
@@ -251,20 +339,24 @@ final class AdvisoryLockManager extends PgLockManager {
         PgPool.networkTimeout(c, wait.toMillis() + settings.timeout.toMillis());
         Long token;
         try {
-            if (drawn == null) {
+            if (bare) {
+                take(c, takeWait, id, leaseId);
+                token = 0L;
+            } else if (drawn == null) {
                 token = write(c, acquireWait, false, id, key, leaseId, options).token;
             } else {
                 token = null;
                 try (PreparedStatement ps = c.prepareStatement(acquireWaitDrawn)) {
                     ps.setLong(1, id);
-                    ps.setString(2, options.owner());
-                    ps.setString(3, leaseId);
-                    ps.setLong(4, drawn);
-                    ps.setLong(5, options.ttl().toMillis());
-                    ps.setArray(6, metadataArray(c, options.metadata()));
-                    ps.setLong(7, id);
-                    ps.setString(8, key);
-                    ps.setLong(9, drawn);
+                    ps.setString(2, marker(leaseId));
+                    ps.setString(3, options.owner());
+                    ps.setString(4, leaseId);
+                    ps.setLong(5, drawn);
+                    ps.setLong(6, options.ttl().toMillis());
+                    ps.setArray(7, metadataArray(c, options.metadata()));
+                    ps.setLong(8, id);
+                    ps.setString(9, key);
+                    ps.setLong(10, drawn);
                     try (ResultSet rs = ps.executeQuery()) {
                         rs.next();
                         long t = rs.getLong(1);
@@ -286,6 +378,47 @@ final class AdvisoryLockManager extends PgLockManager {
             token = write(c, record, false, id, key, leaseId, options).token;
         }
         return token;
+    }
+
+    /** The {@code application_name} of a session holding {@code leaseId}: a prefix of the configured name, then the lease. */
+    String marker(String leaseId) {
+        return markerPrefix + leaseId;
+    }
+
+    /** The lease a session's {@code application_name} names, or null (idle, or not a latchkey session). */
+    static String markedLeaseId(String applicationName) {
+        int idLength = 36; // UUID.toString()
+        if (applicationName == null || applicationName.length() < MARKER.length() + idLength) return null;
+        int at = applicationName.length() - idLength - MARKER.length();
+        return applicationName.startsWith(MARKER, at) ? applicationName.substring(at + MARKER.length()) : null;
+    }
+
+    /** Has the row of a lease taken without one written after {@link #RECORD_DELAY}, if still held then. */
+    private void recordLater(AdvisoryLease lease) {
+        unrecorded.add(lease);
+        // one timer task per delay window, not one per lease: a busy key's acquisitions cost no timer wake-ups
+        if (!recordingScheduled.get() && recordingScheduled.compareAndSet(false, true)) {
+            Heartbeats.later(RECORD_DELAY, this::recordHolders);
+        }
+    }
+
+    private void recordHolders() {
+        recordingScheduled.set(false);
+        for (AdvisoryLease lease; (lease = unrecorded.poll()) != null; ) lease.recordHolder();
+    }
+
+    /** Writes the row of {@code lease} on its own session (which holds the lock); the caller keeps others off it. */
+    void writeHolder(Connection session, AdvisoryLease lease, LeaseOptions options, long heldNanos) throws SQLException {
+        try (PreparedStatement ps = session.prepareStatement(recordLater)) {
+            ps.setString(1, options.owner());
+            ps.setString(2, lease.leaseId());
+            ps.setLong(3, heldNanos / 1000);
+            ps.setLong(4, options.ttl().toMillis());
+            ps.setArray(5, metadataArray(session, options.metadata()));
+            ps.setLong(6, lease.lockId());
+            ps.setString(7, lease.key());
+            ps.executeUpdate();
+        }
     }
 
     private static void unlock(Connection c, long id) throws SQLException {
@@ -318,39 +451,72 @@ final class AdvisoryLockManager extends PgLockManager {
                 "listing locks", null);
     }
 
-    /** Held advisory locks of this database matching {@code condition}, described from the table. */
+    /**
+     * Held advisory locks of this database matching {@code condition}, described from the table.
+     * While a lease's row is still to be written by its manager (a {@code fencing=false} lease held
+     * for less than {@link #RECORD_DELAY}), asks again, for up to the statement timeout; after that
+     * such a lease is shown by its id and session alone.
+     */
     private List<LockInfo> holders(String condition, Binder binder, String action, String forKey) {
-        return pool.call(action, c -> {
+        long deadline = System.nanoTime() + settings.timeout.toNanos();
+        while (true) {
             List<LockInfo> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(holderQuery + condition)) {
-                binder.bind(ps);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        String key = rs.getString("key");
-                        int pid = rs.getInt("pid");
-                        String app = rs.getString("application_name");
-                        if (key == null || rs.getInt("row_pid") != pid) {
-                            // locked by a session that has not (yet) recorded itself, or by foreign code
-                            if (forKey == null) continue;
-                            out.add(new LockInfo(forKey, "session pid " + pid + (app == null ? "" : " (" + app + ")"),
-                                    null, 0, null, null, null));
-                            continue;
-                        }
-                        if (forKey != null && !forKey.equals(key)) {
-                            out.add(new LockInfo(forKey, "holder of colliding key '" + key + "' (session pid " + pid + ")",
-                                    null, 0, null, null, null));
-                            continue;
-                        }
-                        Instant acquired = instant(rs.getTimestamp("acquired_at"));
-                        long ttl = rs.getLong("ttl_ms");
-                        out.add(new LockInfo(key, rs.getString("owner"), rs.getString("lease_id"), rs.getLong("token"),
-                                acquired, acquired == null ? null : acquired.plusMillis(ttl),
-                                metadataMap(rs.getArray("metadata"))));
+            boolean unwritten = pool.call(action, c -> describe(c, condition, binder, forKey, out));
+            if (!unwritten || System.nanoTime() - deadline >= 0) return out;
+            try {
+                Thread.sleep(RECORD_DELAY.toMillis() / 2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return out;
+            }
+        }
+    }
+
+    /** Adds the holders to {@code out}; true if one of them is a lease whose row is not written yet. */
+    private boolean describe(Connection c, String condition, Binder binder, String forKey, List<LockInfo> out)
+            throws SQLException {
+        boolean unwritten = false;
+        try (PreparedStatement ps = c.prepareStatement(holderQuery + condition)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String key = rs.getString("key");
+                    int pid = rs.getInt("pid");
+                    String app = rs.getString("application_name");
+                    String marked = markedLeaseId(app);
+                    if (key == null) {
+                        // an id no key of ours maps to: foreign code locked it
+                        if (forKey != null) out.add(session(forKey, pid, app, null));
+                        continue;
                     }
+                    if (forKey != null && !forKey.equals(key)) {
+                        out.add(new LockInfo(forKey, "holder of colliding key '" + key + "' (session pid " + pid + ")",
+                                null, 0, null, null, null));
+                        continue;
+                    }
+                    // the row describes this holding if it names the session's lease (or, for a session
+                    // that names none, if it names the session)
+                    boolean described = marked != null ? marked.equals(rs.getString("lease_id")) : rs.getInt("row_pid") == pid;
+                    if (!described) {
+                        unwritten |= marked != null;
+                        out.add(session(key, pid, app, marked));
+                        continue;
+                    }
+                    Instant acquired = instant(rs.getTimestamp("acquired_at"));
+                    long ttl = rs.getLong("ttl_ms");
+                    out.add(new LockInfo(key, rs.getString("owner"), marked != null ? marked : rs.getString("lease_id"),
+                            rs.getLong("token"), acquired, acquired == null ? null : acquired.plusMillis(ttl),
+                            metadataMap(rs.getArray("metadata"))));
                 }
             }
-            return out;
-        });
+        }
+        return unwritten;
+    }
+
+    /** A holder known only by its session (and the lease it names, if any). */
+    private static LockInfo session(String key, int pid, String app, String leaseId) {
+        String name = leaseId != null || app == null ? "" : " (" + app + ")";
+        return new LockInfo(key, "session pid " + pid + name, leaseId, 0, null, null, null);
     }
 
     @Override

@@ -38,8 +38,8 @@ class AdvisoryModeTest {
         return m;
     }
 
-    private AdvisoryLockManager managerWithHash(long fixedId) {
-        PgSettings s = PgSettings.parse(LockUri.parse(PgTestSupport.uri()));
+    private AdvisoryLockManager managerWithHash(long fixedId, String params) {
+        PgSettings s = PgSettings.parse(LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), params)));
         AdvisoryLockManager m = new AdvisoryLockManager(s, LockContext.defaults(), k -> fixedId);
         managers.add(m);
         return m;
@@ -110,14 +110,19 @@ class AdvisoryModeTest {
         assertThat(b.list(tag + "/")).isEmpty();
     }
 
-    @Test
-    void collidingKeysAreDetectedNeverShared() throws Exception {
+    /** With {@code fencing=false} the re-taken first key is held without a row write: still detected. */
+    @ParameterizedTest(name = "params \"{0}\"")
+    @ValueSource(strings = {"", "fencing=false"})
+    void collidingKeysAreDetectedNeverShared(String params) throws Exception {
         long id = UUID.randomUUID().getMostSignificantBits(); // fresh id: earlier runs recorded other keys
-        AdvisoryLockManager a = managerWithHash(id);
-        AdvisoryLockManager b = managerWithHash(id);
+        AdvisoryLockManager a = managerWithHash(id, params);
+        AdvisoryLockManager b = managerWithHash(id, params);
         String first = tag + "/first";
         String second = tag + "/second";
+        a.tryAcquire(first, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow().release();
         Lease lease = a.tryAcquire(first, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
+        assertThatThrownBy(() -> a.tryAcquire(second)).as("the holder's own manager, other key")
+                .isExactlyInstanceOf(LockBackendException.class).hasMessageContaining("collision");
 
         // while the first key is held (the lock id is taken) ...
         assertThatThrownBy(() -> b.tryAcquire(second))
@@ -136,10 +141,11 @@ class AdvisoryModeTest {
         }
     }
 
-    @Test
-    void refusedCollisionLeavesNoLockBehind() throws Exception {
+    @ParameterizedTest(name = "params \"{0}\"")
+    @ValueSource(strings = {"", "fencing=false"})
+    void refusedCollisionLeavesNoLockBehind(String params) throws Exception {
         long id = UUID.randomUUID().getMostSignificantBits();
-        AdvisoryLockManager a = managerWithHash(id);
+        AdvisoryLockManager a = managerWithHash(id, params);
         a.tryAcquire(tag + "/owner-of-id").orElseThrow().release();
         assertThatThrownBy(() -> a.tryAcquire(tag + "/intruder")).isInstanceOf(LockBackendException.class);
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
@@ -207,6 +213,71 @@ class AdvisoryModeTest {
         assertThat(b.inspect(key)).map(LockInfo::owner).contains("quick");
         lease.release();
         assertThat(b.inspect(key)).isEmpty();
+    }
+
+    /**
+     * {@code fencing=false}: a key this manager already recorded is taken without a row write
+     * (tryAcquire and a waiting acquire); the holding session names the lease in its
+     * application_name, inspect and list wait for the background write and then show the new
+     * holder, and release gives the session its configured name back.
+     */
+    @Test
+    void withoutFencingAReTakenKeyIsDescribedByItsNewHolder() throws Exception {
+        String app = "app-" + tag;
+        LockManager a = PgTestSupport.open("fencing=false&ApplicationName=" + app);
+        LockManager b = PgTestSupport.open("fencing=false");
+        managers.add(a);
+        managers.add(b);
+        String key = tag + "/re-taken";
+        a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("first")).orElseThrow().release();
+
+        Lease second = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("second")
+                .withMetadata(Map.of("run", "2"))).orElseThrow();
+        assertThat(b.tryAcquire(key)).isEmpty();
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
+            int pid = holderPid(admin, key);
+            assertThat(applicationName(admin, pid)).isEqualTo(app + " lease " + second.leaseId());
+            LockInfo info = b.inspect(key).orElseThrow();
+            assertThat(info.leaseId()).isEqualTo(second.leaseId());
+            assertThat(info.owner()).isEqualTo("second");
+            assertThat(info.metadata()).isEqualTo(Map.of("run", "2"));
+            assertThat(b.list(tag + "/")).extracting(LockInfo::leaseId).containsExactly(second.leaseId());
+
+            // a waiting acquire of the recorded key, handed the lock by another manager
+            second.release();
+            assertThat(applicationName(admin, pid)).as("after release").isEqualTo(app);
+            Lease other = b.tryAcquire(key).orElseThrow();
+            CompletableFuture<Lease> third = CompletableFuture.supplyAsync(() ->
+                    a.acquire(key, Duration.ofSeconds(30), LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("third")));
+            awaitQueuedWaiter(admin, key);
+            other.release();
+            Lease thirdLease = third.get(30, TimeUnit.SECONDS);
+            assertThat(b.inspect(key)).map(LockInfo::owner).contains("third");
+            assertThat(b.inspect(key)).map(LockInfo::leaseId).contains(thirdLease.leaseId());
+            thirdLease.release();
+            assertThat(b.inspect(key)).isEmpty();
+        }
+    }
+
+    private static int holderPid(Connection admin, String key) throws Exception {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
+                + " AND granted AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
+            ps.setLong(1, AdvisoryLockManager.lockId(key));
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("a session holds '%s'", key).isTrue();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    private static String applicationName(Connection admin, int pid) throws Exception {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT application_name FROM pg_stat_activity WHERE pid = ?")) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("session %s", pid).isTrue();
+                return rs.getString(1);
+            }
+        }
     }
 
     /** Waits until a session is queued (not granted) on the advisory lock of {@code key}. */
