@@ -65,7 +65,7 @@ final class AdvisoryLockManager extends PgLockManager {
             Capability.LIST, Capability.NATIVE_WAIT, Capability.HOLDER_DEATH_DETECTION));
 
     /** How long a {@code fencing=false} lease is held before its row is written (shorter ones never are). */
-    static final Duration RECORD_DELAY = Duration.ofMillis(10);
+    static final Duration RECORD_DELAY = Duration.ofMillis(5);
     /** Keys this manager recorded for their ids, so that {@code fencing=false} may skip the row; bounded. */
     private static final int RECORDED_KEYS_MAX = 4096;
     /** {@code application_name} is cut at 63 bytes: room for the lease id and a prefix of the configured name. */
