@@ -50,6 +50,14 @@ public interface LockManager extends AutoCloseable {
      */
     boolean forceRelease(String key);
 
+    /**
+     * Breaks the lock only if lease {@code leaseId} (as {@link LockInfo#leaseId()} showed it) still
+     * holds it: a holder that released meanwhile, and whoever acquired the key after it, are left
+     * alone. Use this, not {@link #forceRelease(String)}, to break a holder you inspected. Returns
+     * whether that lease was broken.
+     */
+    boolean forceRelease(String key, String leaseId);
+
     Set<Capability> capabilities();
 
     /** The backend URI with every secret masked. */

@@ -3,6 +3,7 @@ package dev.latchkey.engine;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
@@ -12,10 +13,13 @@ import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.HolderLiveness;
+import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockNames;
+import dev.latchkey.spi.ManagedLease;
 import dev.latchkey.spi.StoredRecord;
 import dev.latchkey.spi.TimeSource;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,9 +29,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A complete {@link LockManager} over any {@link ConditionalStore}: the one lease engine that
@@ -46,8 +52,21 @@ import java.util.concurrent.ThreadLocalRandom;
  *   <li>the store says the holder's process is gone ({@link HolderLiveness}).</li>
  * </ul>
  * Wall clocks of clients are never compared. Release keeps the record ({@code RELEASED}) so the
- * fencing token of the next acquisition is always the previous one plus one; deleting a record
- * by hand resets the counter.
+ * fencing token of the next acquisition is always greater than the previous one
+ * ({@link ConditionalStore#nextToken}); deleting a record by hand resets the counter.
+ *
+ * <p><b>Writes whose outcome is unknown.</b> A write that times out or loses its reply may have
+ * landed, and a write answered "not written" may have been refused without applying anything (a
+ * conflicting request, throttling). The engine never guesses:
+ * <ul>
+ *   <li>every write of a lease carries its own revision, so after a missed renewal one read tells
+ *       which of this lease's writes the store holds; validity is extended only from the send time
+ *       of that write (an earlier renewal whose reply was lost counts from when <em>it</em> was
+ *       sent, and is then renewed again at once), never from a write that did not land;</li>
+ *   <li>a claim that failed ambiguously is read back: if it landed, the caller gets the lease; if
+ *       it may still land, it is withdrawn in the background, so no phantom holder blocks the key
+ *       for a TTL.</li>
+ * </ul>
  *
  * <p><b>Re-acquiring a key this manager released</b> skips the read: the engine keeps the record
  * it released and that record's version, and tries one conditional write against it. It lands only
@@ -57,34 +76,41 @@ import java.util.concurrent.ThreadLocalRandom;
  * decides on, so a miss costs no more requests than not remembering at all. One request fewer
  * per acquire on object stores.
  *
- * <p>Renew and release after an ambiguous failure (an SDK retry whose first attempt landed) re-read
- * the record and accept it if it still carries this lease's id.
+ * <p>Stores with a {@linkplain ConditionalStore#minWriteInterval() minimum write interval} get this
+ * manager's writes to one record spaced by it, and refuse heartbeats faster than it.
  */
 public final class LeaseEngine implements LockManager {
+    private static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());
     private static final long MIN_BACKOFF_NANOS = 1_000_000L;
     private static final Duration DEFAULT_MAX_POLL = Duration.ofMillis(100);
+    /** How long after a failed claim a write of it could still land (server-side request timeouts). */
+    private static final long WITHDRAW_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final long FIRST_WITHDRAW_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final int MAX_REMEMBERED = 4096;
 
     private final ConditionalStore store;
     private final HolderLiveness liveness;
     private final TimeSource time;
+    private final LeaseRuntime runtime;
     private final Set<Capability> capabilities;
     private final long maxPollNanos;
+    private final long minWriteNanos;
     /** Versions of held records this manager is watching for staleness, by name. */
     private final ConcurrentHashMap<String, Observation> observations = new ConcurrentHashMap<>();
     /** What this manager last released, by name; bounded so a manager touching many keys stays small. */
     private final ConcurrentHashMap<String, Released> released = new ConcurrentHashMap<>();
+    /** Earliest time of this manager's next write to a name, for stores with a minimum write interval. */
+    private final ConcurrentHashMap<String, Long> nextWriteSlot = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record Observation(String version, long firstSeenNanos) {}
 
     private record Released(String version, LeaseRecord record) {}
 
-    private static final int MAX_REMEMBERED_RELEASES = 1024;
-
     /**
-     * The outcome of one attempt: a lease, or the record that blocked us. {@code looked} is what
-     * the read after a missed write returned (empty: no record), or {@code null} if no write was
-     * sent and so nothing was read.
+     * The outcome of one attempt: a lease, or the holder that blocked us (null if the key looked
+     * free). {@code looked} is what the read after a missed write returned (empty: no record), or
+     * {@code null} if no write was sent and so nothing was read.
      */
     private record Attempt(EngineLease lease, LeaseRecord holder, String seenVersion, Optional<StoredRecord> looked) {}
 
@@ -99,13 +125,15 @@ public final class LeaseEngine implements LockManager {
     public LeaseEngine(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities,
                        Duration maxPoll) {
         this.store = Objects.requireNonNull(store, "store");
-        this.liveness = store instanceof HolderLiveness ? (HolderLiveness) store : null;
+        this.liveness = store.holderLiveness().orElse(null);
         this.time = context.time();
+        this.runtime = LeaseRuntime.create(context, scheme(store.describe()));
         EnumSet<Capability> caps = EnumSet.of(Capability.FENCING_TOKENS, Capability.LIST, Capability.CONDITIONAL_STORE);
         caps.addAll(extraCapabilities);
         if (liveness != null) caps.add(Capability.HOLDER_DEATH_DETECTION);
         this.capabilities = Collections.unmodifiableSet(caps);
         this.maxPollNanos = maxPoll.toNanos();
+        this.minWriteNanos = store.minWriteInterval().toNanos();
     }
 
     /** The store under this engine (the TCK races its compare-and-swap directly). */
@@ -116,6 +144,7 @@ public final class LeaseEngine implements LockManager {
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
         LockKeys.validate(key);
+        check(options);
         ensureOpen();
         return Optional.ofNullable(attempt(key, options).lease());
     }
@@ -123,6 +152,7 @@ public final class LeaseEngine implements LockManager {
     @Override
     public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
         LockKeys.validate(key);
+        check(options);
         ensureOpen();
         String name = LockNames.encode(key);
         long deadline = time.nanoTime() + maxWait.toNanos();
@@ -146,13 +176,23 @@ public final class LeaseEngine implements LockManager {
         }
     }
 
+    /** Refuses a heartbeat faster than the store lets one client write one record. */
+    private void check(LeaseOptions options) {
+        if (minWriteNanos > 0 && options.heartbeatEnabled() && options.heartbeat().toNanos() < minWriteNanos) {
+            throw new IllegalArgumentException(store.describe() + " takes at most one write per "
+                    + store.minWriteInterval().toMillis() + " ms to a lock record, so the heartbeat (" + options.heartbeat()
+                    + ") cannot be shorter: use a TTL of at least " + store.minWriteInterval().multipliedBy(3).toMillis()
+                    + " ms (heartbeat TTL/3) or a longer heartbeat");
+        }
+    }
+
     private Attempt attempt(String key, LeaseOptions options) {
         String name = LockNames.encode(key);
         long sent = time.nanoTime();
         Released last = released.remove(name);
         Optional<StoredRecord> current = null;
         if (last != null) {
-            Attempt again = write(key, name, options, last.version(), last.record(), last.record().token() + 1, sent);
+            Attempt again = write(key, name, options, last.version(), last.record(), sent);
             if (again.lease() != null) return again;
             // Someone wrote the key since: the read that told us it was not our own retry is as
             // fresh as another would be (our liveness mark is already dropped), so decide on it.
@@ -160,48 +200,119 @@ public final class LeaseEngine implements LockManager {
         }
         if (current == null) current = store.read(name);
         if (current.isEmpty()) {
-            return write(key, name, options, null, null, 1, sent);
+            return write(key, name, options, null, null, sent);
         }
         StoredRecord stored = current.get();
         LeaseRecord rec = decode(stored, name, key);
         if (rec.held() && !isStale(name, stored, rec)) {
             return new Attempt(null, rec, stored.version(), null);
         }
-        return write(key, name, options, stored.version(), rec, rec.token() + 1, sent);
+        return write(key, name, options, stored.version(), rec, sent);
     }
 
     /** Claims the key by one conditional write; {@code version == null} means "create". */
     private Attempt write(String key, String name, LeaseOptions options, String version, LeaseRecord previous,
-                          long token, long sent) {
+                          long sent) {
         String leaseId = newLeaseId();
+        long token = store.nextToken(previous == null ? 0 : previous.token());
         var now = time.now();
-        LeaseRecord mine = new LeaseRecord(true, key, leaseId, options.owner(), token, now,
+        LeaseRecord mine = new LeaseRecord(true, key, leaseId, options.owner(), token, 0, now,
                 options.ttl().toMillis(), now, options.metadata());
         if (liveness != null && !liveness.attach(name, token)) {
             return new Attempt(null, previous, version, null); // another live process is claiming this very acquisition
         }
         Optional<String> written;
         try {
+            pace(name);
             written = version == null ? store.create(name, mine.encode()) : store.replace(name, version, mine.encode());
         } catch (RuntimeException e) {
-            if (liveness != null) liveness.detach(name, token);
-            throw e;
+            Optional<String> landed = resolveFailedClaim(name, key, version, mine, sent, e);
+            if (landed.isEmpty()) {
+                if (liveness != null) liveness.detach(name, token);
+                throw e;
+            }
+            written = landed;
         }
         if (written.isEmpty()) {
-            // Lost the race — or a retried request of ours landed first: the record tells.
+            // Not written — or a retried request of ours landed first: the record tells.
             Optional<StoredRecord> now2 = store.read(name);
             LeaseRecord seen = now2.map(r -> decode(r, name, key)).orElse(null);
-            if (seen != null && seen.held() && seen.leaseId().equals(leaseId)) {
+            if (mine.sameLease(seen)) {
                 written = Optional.of(now2.get().version());
             } else {
                 if (liveness != null) liveness.detach(name, token);
-                return new Attempt(null, seen, now2.map(StoredRecord::version).orElse(null), now2);
+                LeaseRecord holder = seen != null && seen.held() ? seen : null;
+                return new Attempt(null, holder, now2.map(StoredRecord::version).orElse(null), now2);
             }
         }
         observations.remove(name);
         EngineLease lease = new EngineLease(name, mine, written.get(), options, sent);
         lease.begin();
         return new Attempt(lease, null, null, null);
+    }
+
+    /**
+     * After a claim failed with an unknown outcome: the version it wrote if it landed (the caller
+     * then holds the key); else empty, and if the claim could still land it is withdrawn later.
+     */
+    private Optional<String> resolveFailedClaim(String name, String key, String expected, LeaseRecord mine,
+                                                long sent, RuntimeException failure) {
+        Optional<StoredRecord> after;
+        try {
+            after = store.read(name);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS);
+            return Optional.empty();
+        }
+        if (after.isPresent() && mine.sameLease(decode(after.get(), name, key))) return Optional.of(after.get().version());
+        if (mayStillLand(expected, after)) withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS);
+        return Optional.empty();
+    }
+
+    /** A claim conditional on {@code expected} (null: on absence) can still land while the store shows that state. */
+    private static boolean mayStillLand(String expected, Optional<StoredRecord> current) {
+        return expected == null ? current.isEmpty() : current.map(r -> r.version().equals(expected)).orElse(false);
+    }
+
+    /**
+     * Releases {@code mine} if a claim of it turns out to have landed after all; gives up once it
+     * provably cannot land (the record moved on) or the window for late requests has passed.
+     */
+    private void withdrawLater(String name, String key, String expected, LeaseRecord mine, long sent, long delayNanos) {
+        runtime.later(Duration.ofNanos(delayNanos), () -> {
+            try {
+                Optional<StoredRecord> cur = store.read(name);
+                if (cur.isPresent() && mine.sameLease(decode(cur.get(), name, key))) {
+                    pace(name);
+                    if (store.replace(name, cur.get().version(), mine.released(true).encode()).isPresent()) return;
+                } else if (!mayStillLand(expected, cur)) {
+                    return; // the record moved on: our claim, conditional on what was there, can never land
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "withdrawing an unconfirmed claim of '" + key + "' failed; retrying", e);
+            }
+            if (time.nanoTime() - sent < WITHDRAW_WINDOW_NANOS) {
+                withdrawLater(name, key, expected, mine, sent, delayNanos * 2);
+            }
+        });
+    }
+
+    /** Waits for this manager's next write slot on {@code name} (stores with a minimum write interval). */
+    private void pace(String name) {
+        if (minWriteNanos == 0) return;
+        long now = time.nanoTime();
+        if (nextWriteSlot.size() > MAX_REMEMBERED) nextWriteSlot.clear();
+        long slot = nextWriteSlot.merge(name, now + minWriteNanos, (last, mine) -> Math.max(mine, last + minWriteNanos))
+                - minWriteNanos;
+        long wait = slot - now;
+        if (wait <= 0) return;
+        try {
+            TimeUnit.NANOSECONDS.sleep(wait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException("interrupted while spacing writes to " + name + " in " + store.describe(), e);
+        }
     }
 
     /**
@@ -265,6 +376,16 @@ public final class LeaseEngine implements LockManager {
 
     @Override
     public boolean forceRelease(String key) {
+        return breakLock(key, null);
+    }
+
+    @Override
+    public boolean forceRelease(String key, String leaseId) {
+        return breakLock(key, Objects.requireNonNull(leaseId, "leaseId"));
+    }
+
+    /** Marks the record released (lease id cleared) if it is held — by {@code leaseId}, unless null. */
+    private boolean breakLock(String key, String leaseId) {
         LockKeys.validate(key);
         ensureOpen();
         String name = LockNames.encode(key);
@@ -272,7 +393,8 @@ public final class LeaseEngine implements LockManager {
             Optional<StoredRecord> current = store.read(name);
             if (current.isEmpty()) return false;
             LeaseRecord rec = decode(current.get(), name, key);
-            if (!rec.held()) return false;
+            if (!rec.held() || (leaseId != null && !leaseId.equals(rec.leaseId()))) return false;
+            pace(name);
             if (store.replace(name, current.get().version(), rec.released(false).encode()).isPresent()) return true;
         }
         throw new LockBackendException("could not break lock '" + key + "' in " + store.describe()
@@ -301,14 +423,25 @@ public final class LeaseEngine implements LockManager {
         if (closed) throw new IllegalStateException("lock manager for " + store.describe() + " is closed");
     }
 
+    private static String scheme(String description) {
+        int colon = description.indexOf(':');
+        return colon > 0 ? description.substring(0, colon) : "store";
+    }
+
     /** A lease of this engine: renew and release are conditional writes on the version we wrote last. */
-    private final class EngineLease extends dev.latchkey.spi.ManagedLease {
+    private final class EngineLease extends ManagedLease {
+        private static final int MAX_UNCONFIRMED = 64;
+
         private final String name;
-        private LeaseRecord record;  // guarded by ManagedLease's serialisation of renew/release
-        private String version;
+        // guarded by ManagedLease's serialisation of renew/release
+        private LeaseRecord record;  // the write of ours the store is known to hold
+        private String version;      // its version
+        private long lastRevision;   // the highest revision sent; never reused, so each write is unique
+        /** Send times of renewals whose outcome is unknown, by revision. */
+        private final TreeMap<Long, Long> unconfirmed = new java.util.TreeMap<>();
 
         EngineLease(String name, LeaseRecord record, String version, LeaseOptions options, long sent) {
-            super(record.key(), record.leaseId(), record.token(), options, time, sent);
+            super(runtime, record.key(), record.leaseId(), record.token(), options, sent);
             this.name = name;
             this.record = record;
             this.version = version;
@@ -319,25 +452,69 @@ public final class LeaseEngine implements LockManager {
         }
 
         @Override
-        protected void renewInStore(Duration ttl) {
-            LeaseRecord next = record.renewedAt(time.now());
-            Optional<String> v = store.replace(name, version, next.encode());
-            if (v.isPresent()) {
-                version = v.get();
-                record = next;
-                return;
+        protected long renewInStore(Duration ttl, long sent) {
+            long attemptSent = sent;
+            Long confirmed = null; // send time of an earlier renewal found to have landed
+            for (int attempt = 0; attempt < 2; attempt++) {
+                long revision = ++lastRevision;
+                LeaseRecord next = record.renewedAt(time.now(), revision);
+                unconfirmed.put(revision, attemptSent);
+                if (unconfirmed.size() > MAX_UNCONFIRMED) unconfirmed.pollFirstEntry();
+                Optional<String> v;
+                try {
+                    pace(name);
+                    v = store.replace(name, version, next.encode());
+                } catch (RuntimeException e) {
+                    if (confirmed != null) return confirmed; // this one's fate is unknown; the earlier one is sure
+                    throw e;
+                }
+                if (v.isPresent()) {
+                    adopt(next, v.get());
+                    return attemptSent;
+                }
+                Long landed = landedWrite(ours("renew"));
+                if (landed == null) {
+                    if (confirmed != null) return confirmed;
+                    throw new LockBackendException("the store did not apply the renewal of the lease on '" + key()
+                            + "' (a conflicting request in flight, or throttling) in " + store.describe()
+                            + "; nothing was extended and the renewal is retried", true);
+                }
+                if (landed == attemptSent) return attemptSent; // an SDK retry of this very write landed
+                // An earlier renewal whose reply was lost is what the store holds: validity counts
+                // from when that one was sent. Write again right away, so it counts from now.
+                confirmed = landed;
+                attemptSent = time.nanoTime();
             }
-            StoredRecord cur = ours("renew");
-            version = cur.version(); // a retried write of ours landed
+            return confirmed;
+        }
+
+        /**
+         * Takes {@code cur} (this lease's record) as the write the store holds; returns the send time
+         * of that write if it is one of the renewals whose outcome was unknown, or null if the store
+         * still holds the write already confirmed (nothing new landed).
+         */
+        private Long landedWrite(StoredRecord cur) {
+            LeaseRecord seen = decode(cur, name, record.key());
+            boolean sameWrite = seen.revision() == record.revision();
+            Long sent = unconfirmed.get(seen.revision());
+            adopt(seen, cur.version());
+            return sameWrite ? null : sent;
+        }
+
+        private void adopt(LeaseRecord current, String currentVersion) {
+            record = current;
+            version = currentVersion;
+            unconfirmed.headMap(current.revision(), true).clear();
         }
 
         @Override
         protected void releaseInStore() {
             for (int i = 0; i < 3; i++) {
                 LeaseRecord free = record.released(true);
+                pace(name);
                 Optional<String> v = store.replace(name, version, free.encode());
                 if (v.isPresent()) {
-                    if (released.size() < MAX_REMEMBERED_RELEASES) released.put(name, new Released(v.get(), free));
+                    if (released.size() < MAX_REMEMBERED) released.put(name, new Released(v.get(), free));
                     return;
                 }
                 Optional<StoredRecord> cur = store.read(name);
@@ -345,22 +522,35 @@ public final class LeaseEngine implements LockManager {
                     LeaseRecord seen = decode(cur.get(), name, record.key());
                     if (!seen.held() && seen.leaseId().equals(leaseId())) return; // our retried release landed
                 }
-                version = ours("release").version();
+                StoredRecord ours = ours("release");
+                adopt(decode(ours, name, record.key()), ours.version());
             }
             throw new LockBackendException("could not release lock '" + key() + "' in " + store.describe()
-                    + ": the record kept changing", true);
+                    + ": the store did not apply the release three times", true);
         }
 
         /** The current record if it is still this lease's, else throws {@link LeaseLostException}. */
         private StoredRecord ours(String what) {
             Optional<StoredRecord> cur = store.read(name);
             LeaseRecord seen = cur.map(r -> decode(r, name, record.key())).orElse(null);
-            if (seen != null && seen.held() && seen.leaseId().equals(leaseId())) return cur.get();
-            String now = seen == null ? "the record is gone"
-                    : seen.held() ? "now held by " + seen.owner() + " (token " + seen.token() + ")"
-                    : seen.leaseId().isEmpty() ? "it was force-released" : "it was released";
-            throw new LeaseLostException("cannot " + what + " lease on '" + key() + "' (token " + fencingToken()
-                    + "): " + now);
+            if (record.sameLease(seen)) return cur.get();
+            Reason reason;
+            String now;
+            if (seen == null) {
+                reason = Reason.GONE;
+                now = "the record is gone";
+            } else if (seen.held()) {
+                reason = Reason.TAKEN_OVER;
+                now = "now held by " + seen.owner() + " (token " + seen.token() + ")";
+            } else if (seen.leaseId().isEmpty()) {
+                reason = Reason.BROKEN;
+                now = "it was force-released";
+            } else {
+                reason = Reason.TAKEN_OVER;
+                now = "it was released" + (seen.leaseId().equals(leaseId()) ? "" : " by a later holder");
+            }
+            throw new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token "
+                    + fencingToken() + "): " + now);
         }
 
         @Override
@@ -368,7 +558,7 @@ public final class LeaseEngine implements LockManager {
             if (liveness == null) return;
             // Keep the process mark until the TTL has really passed, so no one reads this
             // holder as dead before the store would let them in.
-            dev.latchkey.spi.Heartbeats.later(safetyMargin(), () -> liveness.detach(name, fencingToken()));
+            runtime.later(safetyMargin(), () -> liveness.detach(name, fencingToken()));
         }
 
         @Override

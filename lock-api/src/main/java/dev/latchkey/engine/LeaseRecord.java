@@ -23,24 +23,33 @@ import java.util.Map;
  * @param leaseId   the holder's lease id; on a released record, the last holder's (empty if broken)
  * @param owner     the holder's owner string
  * @param token     fencing token of the last acquisition
+ * @param revision  which write of this lease the record is: 0 for the acquisition, then one more
+ *                  per renewal. The lease id alone cannot tell a holder which of its own writes
+ *                  landed (a renewal whose reply was lost, an SDK retry); the revision can.
  * @param acquiredAt holder's wall clock at acquisition (informational; stored as epoch milliseconds,
  *                   which parse a hundred times faster than ISO text on the hot path)
  * @param ttlMillis  the holder's TTL: how long the record stays valid after its last write
  * @param renewedAt holder's wall clock at last write (informational; epoch milliseconds)
  * @param metadata  caller metadata
  */
-record LeaseRecord(boolean held, String key, String leaseId, String owner, long token,
+record LeaseRecord(boolean held, String key, String leaseId, String owner, long token, long revision,
                    Instant acquiredAt, long ttlMillis, Instant renewedAt, Map<String, String> metadata) {
     private static final String MAGIC = "latchkey-lease 1";
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     LeaseRecord released(boolean keepLeaseId) {
-        return new LeaseRecord(false, key, keepLeaseId ? leaseId : "", owner, token, acquiredAt, ttlMillis,
+        return new LeaseRecord(false, key, keepLeaseId ? leaseId : "", owner, token, revision, acquiredAt, ttlMillis,
                 renewedAt, metadata);
     }
 
-    LeaseRecord renewedAt(Instant now) {
-        return new LeaseRecord(held, key, leaseId, owner, token, acquiredAt, ttlMillis, now, metadata);
+    /** A later write of this lease: revision {@code revision}, renewed at {@code now}. */
+    LeaseRecord renewedAt(Instant now, long revision) {
+        return new LeaseRecord(held, key, leaseId, owner, token, revision, acquiredAt, ttlMillis, now, metadata);
+    }
+
+    /** True if {@code other} is a write of this same lease (held, same lease id). */
+    boolean sameLease(LeaseRecord other) {
+        return other != null && other.held && held && other.leaseId.equals(leaseId);
     }
 
     LockInfo toInfo() {
@@ -54,6 +63,7 @@ record LeaseRecord(boolean held, String key, String leaseId, String owner, long 
         line(sb, "leaseId", leaseId);
         line(sb, "owner", owner);
         line(sb, "token", Long.toString(token));
+        if (revision != 0) line(sb, "revision", Long.toString(revision));
         line(sb, "acquiredAt", Long.toString(acquiredAt.toEpochMilli()));
         line(sb, "ttlMillis", Long.toString(ttlMillis));
         line(sb, "renewedAt", Long.toString(renewedAt.toEpochMilli()));
@@ -100,6 +110,7 @@ record LeaseRecord(boolean held, String key, String leaseId, String owner, long 
         try {
             return new LeaseRecord("HELD".equals(f.get("state")), f.get("key"), f.getOrDefault("leaseId", ""),
                     f.getOrDefault("owner", "unknown"), Long.parseLong(f.get("token")),
+                    Long.parseLong(f.getOrDefault("revision", "0")),
                     time(f.get("acquiredAt")), Long.parseLong(f.get("ttlMillis")), time(f.get("renewedAt")),
                     Map.copyOf(meta));
         } catch (RuntimeException e) {

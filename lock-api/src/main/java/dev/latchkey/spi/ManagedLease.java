@@ -2,6 +2,7 @@ package dev.latchkey.spi;
 
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
@@ -16,16 +17,27 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The part of a {@link Lease} every backend shares: local validity, heartbeat, loss listeners.
- * A backend supplies the two store operations, {@link #renewInStore} and {@link #releaseInStore}.
+ * The part of a {@link Lease} every backend shares: local validity, heartbeat, loss listeners,
+ * release. A backend supplies the two store operations, {@link #renewInStore} and
+ * {@link #releaseInStore}.
  *
  * <p><b>Guarantee.</b> The lease is valid until {@code start + ttl - margin} on the monotonic
- * clock, where {@code start} is when the last successful acquire or renew request was <em>sent</em>
- * (so the store's own expiry comes later) and {@code margin} is TTL/5. When that deadline passes
- * without a successful renewal the lease turns invalid, the backend's {@link #onLost} hook runs and
- * the listeners fire — before the store can hand the lock to anyone else. The deadline is enforced
- * by the {@link Heartbeats} timer, which never waits for a renewal in flight: a store that hangs
- * delays nothing but its own renewals.
+ * clock, where {@code start} is when the last store write <em>known to have landed</em> was
+ * <em>sent</em> (the acquisition, or the renewal {@link #renewInStore} reports), so the store's own
+ * expiry, which counts from when that write arrived, comes later; {@code margin} is TTL/5. A renewal
+ * whose outcome is unknown extends nothing. When the deadline passes without a confirmed renewal the
+ * lease turns invalid, the backend's {@link #onLost} hook runs and the listeners fire — at least a
+ * margin before the store can hand the lock to anyone else. The deadline is enforced by the
+ * {@link Heartbeats} timer, which never waits for a renewal in flight: a store that hangs delays
+ * nothing but its own renewals.
+ *
+ * <ul>
+ *   <li>{@link #start()} refuses a lease whose acquisition took so long that it is invalid on
+ *       arrival: it is released again and never handed out.</li>
+ *   <li>A release the store does not confirm ends the lease locally all the same: renewals stop at
+ *       once, so the store frees the key within the TTL at the latest, and the release is retried in
+ *       the background until then.</li>
+ * </ul>
  *
  * <p>Store operations of one lease (renew, release) are serialised; state changes are atomic, so
  * a renewal that completes after the deadline fired cannot bring the lease back.
@@ -33,9 +45,12 @@ import java.util.function.Consumer;
 public abstract class ManagedLease implements Lease {
     private static final System.Logger LOG = System.getLogger(ManagedLease.class.getName());
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long FIRST_RELEASE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-    private enum State { HELD, RELEASED, LOST }
+    /** RELEASING: the caller released, the store did not confirm it; not valid, not renewed. */
+    private enum State { HELD, RELEASING, RELEASED, LOST }
 
+    private final LeaseRuntime runtime;
     private final String key;
     private final String leaseId;
     private final String owner;
@@ -56,19 +71,22 @@ public abstract class ManagedLease implements Lease {
     private volatile Instant expiresAt;
     private long nextHeartbeatNanos;
     private boolean renewing;
+    /** A background retry of a failed release is scheduled (at most one chain of them). */
+    private boolean releaseRetrying;
     private ScheduledFuture<?> tick;
 
     /**
      * @param requestSentNanos {@link TimeSource#nanoTime()} just before the winning acquire request was sent
      */
-    protected ManagedLease(String key, String leaseId, long fencingToken, LeaseOptions options,
-                           TimeSource time, long requestSentNanos) {
+    protected ManagedLease(LeaseRuntime runtime, String key, String leaseId, long fencingToken, LeaseOptions options,
+                           long requestSentNanos) {
+        this.runtime = runtime;
         this.key = key;
         this.leaseId = leaseId;
         this.owner = options.owner();
         this.fencingToken = fencingToken;
         this.options = options;
-        this.time = time;
+        this.time = runtime.time();
         this.acquiredAt = time.now();
         this.marginNanos = options.ttl().toNanos() / 5;
         this.validUntilNanos = requestSentNanos + options.ttl().toNanos() - marginNanos;
@@ -79,8 +97,28 @@ public abstract class ManagedLease implements Lease {
     /**
      * Starts the heartbeat and deadline task. Call once, after the lease is fully built (a
      * subclass constructor must not leak {@code this} to another thread).
+     *
+     * @throws LockBackendException (retriable) if the acquisition took longer than TTL − margin, so
+     *         that the lease would be invalid on arrival; it has been released again
      */
     protected final void start() {
+        long late = time.nanoTime() - validUntilNanos;
+        if (late >= 0) {
+            try {
+                releaseInStore();
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "releasing the late lease on '" + key + "' failed; it ends at its TTL", e);
+            }
+            synchronized (stateLock) {
+                state = State.RELEASED;
+            }
+            afterRelease();
+            throw new LockBackendException("the store took longer than the lease's validity window ("
+                    + TimeUnit.NANOSECONDS.toMillis(options.ttl().toNanos() - marginNanos) + " ms of a "
+                    + options.ttl().toMillis() + " ms TTL) to grant the lock on '" + key
+                    + "', so the lease would have been invalid on arrival; it was given back. Use a longer TTL"
+                    + " or a faster store", true);
+        }
         synchronized (stateLock) {
             reschedule();
         }
@@ -89,13 +127,20 @@ public abstract class ManagedLease implements Lease {
     /**
      * Extends the lease in the store by {@code ttl}.
      *
+     * @param sentNanos {@link TimeSource#nanoTime()} taken just before this call
+     * @return the {@link TimeSource#nanoTime()} at which the write the store now holds for this
+     *         lease was sent: {@code sentNanos} when this renewal landed, an earlier time when the
+     *         store turned out to hold an earlier renewal whose reply was lost. Validity counts from
+     *         it. Throw instead of answering when it is unknown whether anything landed.
      * @throws LeaseLostException   the store says this lease is no longer the holder
-     * @throws LockBackendException the store could not answer (the lease stays valid until its deadline)
+     * @throws LockBackendException the store could not answer, or the outcome is unknown (the lease
+     *                              stays valid until its deadline)
      */
-    protected abstract void renewInStore(Duration ttl);
+    protected abstract long renewInStore(Duration ttl, long sentNanos);
 
     /**
-     * Removes this lease's hold in the store.
+     * Removes this lease's hold in the store. May be called again after it threw a
+     * {@link LockBackendException} (the release is retried in the background).
      *
      * @throws LeaseLostException the store says this lease was no longer the holder
      */
@@ -105,12 +150,17 @@ public abstract class ManagedLease implements Lease {
      * Called once when the lease is lost, before the listeners: let go of whatever local resource
      * still holds the lock (a pinned connection, an OS file lock) — after {@link #safetyMargin()} if
      * letting go would let others in at once. May run on the timer thread: must not block (hand I/O
-     * to {@link Heartbeats#later}) and must not throw.
+     * to {@link #runtime()}{@code .later}) and must not throw.
      */
     protected void onLost(LeaseLostException cause) {}
 
-    /** Called once after a successful release (or after a release that found the lease lost). */
+    /** Called once when the lease has ended by release (confirmed, found lost, or given up on). */
     protected void afterRelease() {}
+
+    /** The runtime of the manager this lease belongs to (its renewers and clocks). */
+    protected final LeaseRuntime runtime() {
+        return runtime;
+    }
 
     @Override public final String key() { return key; }
     @Override public final String leaseId() { return leaseId; }
@@ -140,23 +190,30 @@ public abstract class ManagedLease implements Lease {
     public final void renew() {
         synchronized (io) {
             synchronized (stateLock) {
-                if (state == State.RELEASED) throw new IllegalStateException("lease on '" + key + "' was already released");
+                if (state == State.RELEASED || state == State.RELEASING) {
+                    throw new IllegalStateException("lease on '" + key + "' was already released");
+                }
                 if (state == State.LOST) throw lostCause;
                 if (time.nanoTime() - validUntilNanos >= 0) {
-                    throw loseLocked(new LeaseLostException("lease on '" + key + "' expired before it was renewed"));
+                    throw loseLocked(new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' expired before it was renewed"));
                 }
             }
             long sent = time.nanoTime();
+            long landed;
             try {
-                renewInStore(options.ttl());
+                landed = renewInStore(options.ttl(), sent);
             } catch (LeaseLostException e) {
                 throw lose(e);
             }
             synchronized (stateLock) {
                 if (state == State.LOST) throw lostCause; // the deadline fired while we were renewing
-                validUntilNanos = sent + options.ttl().toNanos() - marginNanos;
-                expiresAt = time.now().plus(options.ttl());
-                nextHeartbeatNanos = sent + options.heartbeat().toNanos();
+                long until = landed + options.ttl().toNanos() - marginNanos;
+                if (until - validUntilNanos > 0) {
+                    validUntilNanos = until;
+                    expiresAt = time.now().plusNanos(until + marginNanos - time.nanoTime());
+                }
+                // an earlier write confirmed late leaves little time: the next heartbeat comes soon
+                nextHeartbeatNanos = landed + options.heartbeat().toNanos();
                 reschedule();
             }
         }
@@ -168,6 +225,11 @@ public abstract class ManagedLease implements Lease {
             synchronized (stateLock) {
                 if (state == State.RELEASED) return;
                 if (state == State.LOST) throw lostCause;
+                if (state == State.HELD) {
+                    // from here on the lease is ours no more, whatever the store answers: no renewals
+                    state = State.RELEASING;
+                    if (tick != null) tick.cancel(false);
+                }
             }
             try {
                 releaseInStore();
@@ -175,12 +237,20 @@ public abstract class ManagedLease implements Lease {
                 lose(e);
                 afterRelease();
                 throw e;
+            } catch (RuntimeException e) {
+                boolean schedule;
+                synchronized (stateLock) {
+                    schedule = !releaseRetrying;
+                    releaseRetrying = true;
+                }
+                if (schedule) retryReleaseLater(FIRST_RELEASE_RETRY_NANOS);
+                throw new LockBackendException("could not release the lease on '" + key + "': " + e.getMessage()
+                        + " — it is no longer renewed, so the lock frees by its TTL at the latest; the release is"
+                        + " retried in the background until then",
+                        !(e instanceof LockBackendException b) || b.isRetriable(), e);
             }
             synchronized (stateLock) {
-                // The store accepted our release, so we held the lock until now even if the
-                // local deadline fired meanwhile (a conservative false alarm).
                 state = State.RELEASED;
-                if (tick != null) tick.cancel(false);
             }
             afterRelease();
         }
@@ -189,6 +259,34 @@ public abstract class ManagedLease implements Lease {
     @Override
     public final void close() {
         release();
+    }
+
+    /** After a failed release: try again, backing off, until the store's expiry of this lease has passed. */
+    private void retryReleaseLater(long delayNanos) {
+        runtime.later(Duration.ofNanos(delayNanos), () -> {
+            synchronized (io) {
+                synchronized (stateLock) {
+                    if (state != State.RELEASING) return; // the caller's own retry got there first
+                }
+                boolean done = true;
+                try {
+                    releaseInStore();
+                } catch (LeaseLostException e) {
+                    // someone broke or took the key meanwhile: nothing of ours is left to release
+                } catch (RuntimeException e) {
+                    done = time.nanoTime() + delayNanos * 4 - (validUntilNanos + marginNanos) > 0;
+                    if (!done) {
+                        retryReleaseLater(delayNanos * 4);
+                        return;
+                    }
+                    LOG.log(Level.DEBUG, "gave up releasing the lease on '" + key + "'; it ends at its TTL", e);
+                }
+                synchronized (stateLock) {
+                    state = State.RELEASED;
+                }
+                afterRelease();
+            }
+        });
     }
 
     @Override
@@ -209,11 +307,24 @@ public abstract class ManagedLease implements Lease {
         return new LockInfo(key, owner, leaseId, fencingToken, acquiredAt, expiresAt, options.metadata());
     }
 
+    @Override
+    public String toString() {
+        String validity;
+        synchronized (stateLock) {
+            long left = validUntilNanos - time.nanoTime();
+            validity = state != State.HELD ? state.name().toLowerCase(java.util.Locale.ROOT)
+                    : left > 0 ? "valid for " + TimeUnit.NANOSECONDS.toMillis(left) + " ms" : "expired";
+        }
+        return getClass().getSimpleName() + "[key=" + key + ", leaseId=" + leaseId + ", token=" + fencingToken
+                + ", owner=" + owner + ", ttl=" + options.ttl().toMillis() + "ms, " + validity + "]";
+    }
+
     /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
     private LeaseLostException lose(LeaseLostException cause) {
         List<Consumer<? super LeaseLostException>> toCall;
         synchronized (stateLock) {
-            if (state != State.HELD) return lostCause != null ? lostCause : cause;
+            // HELD, or RELEASING when a release finds the lease already lost
+            if (state == State.LOST || state == State.RELEASED) return lostCause != null ? lostCause : cause;
             state = State.LOST;
             lostCause = cause;
             if (tick != null) tick.cancel(false);
@@ -261,14 +372,19 @@ public abstract class ManagedLease implements Lease {
             if (now - validUntilNanos < 0) {
                 if (options.heartbeatEnabled() && !renewing && now - nextHeartbeatNanos >= 0) {
                     renewing = true;
-                    Heartbeats.renewals().execute(this::heartbeat);
+                    try {
+                        runtime.execute(this::heartbeat);
+                    } catch (RejectedExecutionException e) {
+                        renewing = false;
+                        LOG.log(Level.WARNING, "renewer rejected lease on '" + key + "'", e);
+                    }
                 }
                 reschedule();
                 return;
             }
         }
-        lose(new LeaseLostException("lease on '" + key + "' was not renewed in time (ttl "
-                + options.ttl().toMillis() + "ms); another holder may now take it"));
+        lose(new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' was not renewed in time (ttl "
+                + options.ttl().toMillis() + "ms); another holder may take it once the TTL has passed"));
     }
 
     /** On the renewer: one renewal; on a store error, retry sooner while time is left. */

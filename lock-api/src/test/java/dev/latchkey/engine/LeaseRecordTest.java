@@ -13,7 +13,7 @@ class LeaseRecordTest {
 
     @Test
     void roundTripKeepsEveryFieldIncludingLineBreakingCharacters() {
-        LeaseRecord rec = new LeaseRecord(true, "a/b c%\n", "id-1", "me@host/1", 42,
+        LeaseRecord rec = new LeaseRecord(true, "a/b c%\n", "id-1", "me@host/1", 42, 7,
                 Instant.ofEpochMilli(1_700_000_000_123L), 30_000, Instant.ofEpochMilli(1_700_000_001_456L),
                 Map.of("cmd", "echo 1+1\r\n=2"));
         assertThat(LeaseRecord.decode(rec.encode(), "here")).isEqualTo(rec);

@@ -10,16 +10,18 @@ import java.util.concurrent.RunnableScheduledFuture;
 public final class HeartbeatsProbe {
     private HeartbeatsProbe() {}
 
-    public static void main(String[] args) {
-        Heartbeats.renewals(); // loads and initialises Heartbeats
+    public static void main(String[] args) throws Exception {
+        Class.forName(Heartbeats.class.getName(), true, HeartbeatsProbe.class.getClassLoader());
         System.out.println("afterLoad.timerThread=" + timerThreadExists());
+        LeaseRuntime runtime = LeaseRuntime.create(LockContext.defaults(), "probe");
+        System.out.println("afterRuntime.timerThread=" + timerThreadExists() + " renewers=" + runtime.threads());
 
         var timer = Heartbeats.scheduler();
         System.out.println("afterScheduler.timerThread=" + timerThreadExists());
         System.out.println("afterScheduler.keepAliveTicks=" + timer.getQueue().stream()
                 .filter(r -> r instanceof RunnableScheduledFuture<?> f && f.isPeriodic()).count());
 
-        Heartbeats.later(java.time.Duration.ofMinutes(5), () -> {});
+        runtime.later(java.time.Duration.ofMinutes(5), () -> {});
         System.out.println("afterLater.keepAliveTicks=" + timer.getQueue().stream()
                 .filter(r -> r instanceof RunnableScheduledFuture<?> f && f.isPeriodic()).count());
     }

@@ -19,12 +19,14 @@ import com.azure.storage.blob.specialized.BlobLeaseClientBuilder;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockNames;
 import dev.latchkey.spi.ManagedLease;
@@ -92,6 +94,7 @@ final class AzureLeaseManager implements LockManager {
     private final String description;
     private final String where;
     private final TimeSource time;
+    private final LeaseRuntime runtime;
     private volatile boolean closed;
 
     AzureLeaseManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
@@ -101,6 +104,7 @@ final class AzureLeaseManager implements LockManager {
         this.description = description;
         this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
         this.time = context.time();
+        this.runtime = LeaseRuntime.create(context, "azblob");
     }
 
     @Override
@@ -224,7 +228,7 @@ final class AzureLeaseManager implements LockManager {
             return token;
         } catch (BlobStorageException e) {
             if (e.getStatusCode() == 412 || e.getStatusCode() == 409) {
-                throw new LeaseLostException("lease on '" + key + "' was broken while it was being claimed");
+                throw new LeaseLostException(Reason.BROKEN, "lease on '" + key + "' was broken while it was being claimed");
             }
             throw AzureErrors.failure("record holder", blobName, where, e);
         } catch (RuntimeException e) {
@@ -270,18 +274,39 @@ final class AzureLeaseManager implements LockManager {
 
     @Override
     public boolean forceRelease(String key) {
+        return breakLease(key, null);
+    }
+
+    /**
+     * Breaks the lease only while the blob's metadata names {@code leaseId}: the break is
+     * conditional on the ETag read with it, and a new holder's claim changes the ETag (its holder
+     * record). A holder caught between its lease and that record is broken too — and then fails its
+     * claim, so no lease of it is ever handed out.
+     */
+    @Override
+    public boolean forceRelease(String key, String leaseId) {
+        return breakLease(key, Objects.requireNonNull(leaseId, "leaseId"));
+    }
+
+    private boolean breakLease(String key, String leaseId) {
         LockKeys.validate(key);
         ensureOpen();
         String blobName = base + LockNames.encode(key) + SUFFIX;
         BlobClient blob = container.getBlobClient(blobName);
         try {
-            if (blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue().getLeaseState() != LeaseStateType.LEASED) {
-                return false;
+            BlobProperties p = blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
+            if (p.getLeaseState() != LeaseStateType.LEASED) return false;
+            RequestConditions condition = null;
+            if (leaseId != null) {
+                LockInfo holder = info(p.getMetadata(), key);
+                if (holder == null || !leaseId.equals(holder.leaseId())) return false;
+                condition = new RequestConditions().setIfMatch(p.getETag());
             }
-            new BlobLeaseClientBuilder().blobClient(blob).buildClient().breakLeaseWithResponse(0, null, timeout, Context.NONE);
+            new BlobLeaseClientBuilder().blobClient(blob).buildClient().breakLeaseWithResponse(0, condition, timeout, Context.NONE);
             return true;
         } catch (BlobStorageException e) {
-            if (AzureErrors.blobMissing(e) || e.getStatusCode() == 409) return false; // gone, or no lease any more
+            // gone, no lease any more, or (412) changed since we looked: not the lease we were to break
+            if (AzureErrors.blobMissing(e) || e.getStatusCode() == 409 || e.getStatusCode() == 412) return false;
             throw AzureErrors.failure("break lease", blobName, where, e);
         } catch (RuntimeException e) {
             throw AzureErrors.failure("break lease", blobName, where, e);
@@ -365,7 +390,7 @@ final class AzureLeaseManager implements LockManager {
         private final String blobName;
 
         AzureLease(String key, String leaseId, long token, LeaseOptions options, long sent, BlobLeaseClient leases, String blobName) {
-            super(key, leaseId, token, options, time, sent);
+            super(runtime, key, leaseId, token, options, sent);
             this.leases = leases;
             this.blobName = blobName;
         }
@@ -375,9 +400,10 @@ final class AzureLeaseManager implements LockManager {
         }
 
         @Override
-        protected void renewInStore(Duration ttl) {
+        protected long renewInStore(Duration ttl, long sentNanos) {
             try {
                 leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+                return sentNanos;
             } catch (BlobStorageException e) {
                 throw lostOr("renew", e);
             } catch (RuntimeException e) {
@@ -403,10 +429,12 @@ final class AzureLeaseManager implements LockManager {
         private RuntimeException lostOr(String what, BlobStorageException e) {
             int s = e.getStatusCode();
             if (s == 409 || s == 412 || AzureErrors.blobMissing(e)) {
-                String why = AzureErrors.is(e, BlobErrorCode.LEASE_IS_BROKEN_AND_CANNOT_BE_RENEWED) ? "it was force-released"
+                boolean broken = AzureErrors.is(e, BlobErrorCode.LEASE_IS_BROKEN_AND_CANNOT_BE_RENEWED);
+                Reason reason = broken ? Reason.BROKEN : s == 404 ? Reason.GONE : Reason.TAKEN_OVER;
+                String why = broken ? "it was force-released"
                         : s == 404 ? "the lock blob is gone"
                         : "the lease is no longer held (" + e.getErrorCode() + ")";
-                return new LeaseLostException("cannot " + what + " lease on '" + key() + "' (token " + fencingToken() + "): " + why);
+                return new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token " + fencingToken() + "): " + why);
             }
             return AzureErrors.failure(what + " lease", blobName, where, e);
         }

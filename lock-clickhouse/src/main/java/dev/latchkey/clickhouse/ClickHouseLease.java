@@ -1,9 +1,9 @@
 package dev.latchkey.clickhouse;
 
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.spi.ManagedLease;
-import dev.latchkey.spi.TimeSource;
 import java.time.Duration;
 
 /**
@@ -20,26 +20,28 @@ final class ClickHouseLease extends ManagedLease {
     private long revision = 1; // guarded by ManagedLease: renew and release run under its lock
 
     ClickHouseLease(ClickHouseLockManager manager, ClickHouseLockManager.Candidate row, LeaseOptions options,
-                    TimeSource time, long requestSentNanos) {
-        super(row.key(), row.lockId(), row.token(), options, time, requestSentNanos);
+                    long requestSentNanos) {
+        super(manager.runtime, row.key(), row.lockId(), row.token(), options, requestSentNanos);
         this.manager = manager;
         this.row = row;
         start();
     }
 
     @Override
-    protected void renewInStore(Duration ttl) {
+    protected long renewInStore(Duration ttl, long sentNanos) {
         revision++;
         if (!manager.heartbeat(row, revision, ttl)) {
-            throw new LeaseLostException("lease on '" + key() + "' is no longer the holder in " + manager.description()
+            // a valid lease has not expired on the server (its deadline comes a margin earlier): broken
+            throw new LeaseLostException(Reason.BROKEN, "lease on '" + key() + "' is no longer the holder in " + manager.description()
                     + ": it was force-released, or expired before this heartbeat");
         }
+        return sentNanos;
     }
 
     @Override
     protected void releaseInStore() {
         if (!manager.releaseHeld(row)) {
-            throw new LeaseLostException("lease on '" + key() + "' had already been lost (force-released or expired) in "
+            throw new LeaseLostException(Reason.BROKEN, "lease on '" + key() + "' had already been lost (force-released or expired) in "
                     + manager.description());
         }
     }

@@ -15,6 +15,7 @@ import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
 import java.net.URLDecoder;
@@ -100,6 +101,7 @@ final class ClickHouseLockManager implements LockManager {
 
     private final ClickHouseSettings settings;
     private final TimeSource time;
+    final LeaseRuntime runtime;
     private final Client client;
     private final String table;
     private final long staleSeconds;
@@ -107,6 +109,7 @@ final class ClickHouseLockManager implements LockManager {
     ClickHouseLockManager(ClickHouseSettings settings, LockContext context) {
         this.settings = settings;
         this.time = context.time();
+        this.runtime = LeaseRuntime.create(context, "clickhouse");
         this.table = settings.qualifiedTable();
         this.client = settings.newClient();
         try {
@@ -227,7 +230,7 @@ final class ClickHouseLockManager implements LockManager {
             // and the later one must not win after the earlier one released.
             won = me != null && me.live() && winner(rows).map(w -> w.lockId().equals(lockId)).orElse(false)
                     && rows.stream().noneMatch(r -> r != me && r.before(me) && r.token() >= me.token());
-            if (won) return new ClickHouseLease(this, me, options, time, sent);
+            if (won) return new ClickHouseLease(this, me, options, sent);
             return winner(rows).filter(w -> !w.lockId().equals(lockId)).orElse(null);
         } finally {
             if (!won) withdraw(key, lockId, mine, options, metadata);
@@ -360,9 +363,20 @@ final class ClickHouseLockManager implements LockManager {
     public boolean forceRelease(String key) {
         LockKeys.validate(key);
         // Tombstones every live candidate of the key (a contender mid-settle simply loses its round).
+        return tombstoneLive(key, "", Map.of("key", key));
+    }
+
+    @Override
+    public boolean forceRelease(String key, String leaseId) {
+        LockKeys.validate(key);
+        Objects.requireNonNull(leaseId, "leaseId");
+        return tombstoneLive(key, " AND lid = {id:String}", Map.of("key", key, "id", leaseId));
+    }
+
+    private boolean tombstoneLive(String key, String condition, Map<String, Object> params) {
         long written = execute("force release", "INSERT INTO " + table + " " + COLUMNS + " SELECT sid, lid, "
                 + TOMBSTONE_REVISION + ", ord, fromUnixTimestamp64Micro(acq), now64(6), ttl, 1, tok, own, meta FROM ("
-                + collapsed("state_id = {key:String}") + ") WHERE live", Map.of("key", key));
+                + collapsed("state_id = {key:String}") + ") WHERE live" + condition, params);
         return written > 0;
     }
 

@@ -1,8 +1,8 @@
 package dev.latchkey.postgres;
 
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
-import dev.latchkey.spi.Heartbeats;
 import dev.latchkey.spi.ManagedLease;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
@@ -41,7 +41,7 @@ final class AdvisoryLease extends ManagedLease {
     AdvisoryLease(AdvisoryLockManager manager, Connection session, long lockId, String key, String leaseId,
                   long token, LeaseOptions options, long grantedNanos) {
         // the server never expires a session lock: validity counts from when it was granted
-        super(key, leaseId, token, options, manager.context.time(), grantedNanos);
+        super(manager.runtime, key, leaseId, token, options, grantedNanos);
         this.manager = manager;
         this.session = session;
         this.lockId = lockId;
@@ -68,14 +68,14 @@ final class AdvisoryLease extends ManagedLease {
     }
 
     @Override
-    protected void renewInStore(Duration ttl) {
+    protected long renewInStore(Duration ttl, long sent) {
         synchronized (sessionUse) {
-            renewOnSession(ttl);
+            renewOnSession(ttl, sent);
         }
+        return sent;
     }
 
-    private void renewOnSession(Duration ttl) {
-        long sent = manager.context.time().nanoTime();
+    private void renewOnSession(Duration ttl, long sent) {
         try (PreparedStatement ps = session.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = pg_backend_pid()"
                 + " AND classid::int8 = ? AND objid::int8 = ?)")) {
@@ -84,7 +84,7 @@ final class AdvisoryLease extends ManagedLease {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
-                    throw new LeaseLostException("lease on '" + key() + "': the session no longer holds the advisory lock");
+                    throw new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "': the session no longer holds the advisory lock");
                 }
             }
             sessionEndNanos = sent + ttl.toNanos();
@@ -118,7 +118,7 @@ final class AdvisoryLease extends ManagedLease {
         }
         if (!held) {
             manager.pool.discard(session);
-            throw new LeaseLostException("lease on '" + key() + "' was no longer held by its session");
+            throw new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "' was no longer held by its session");
         }
         manager.pool.giveBack(session, false);
     }
@@ -126,7 +126,7 @@ final class AdvisoryLease extends ManagedLease {
     /** A dead session means the server already freed the lock: the lease is lost, not merely unrenewed. */
     private RuntimeException lostOr(SQLException e, String action) {
         if (PgErrors.connectionLost(e) || PgPool.isClosed(session)) {
-            return new LeaseLostException("lease on '" + key() + "': its database session ended ("
+            return new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "': its database session ended ("
                     + e.getMessage() + "); the server has freed the lock", e);
         }
         return PgErrors.translate(manager.settings, action + " the lease on '" + key() + "'", e);
@@ -141,6 +141,6 @@ final class AdvisoryLease extends ManagedLease {
     protected void onLost(LeaseLostException cause) {
         long delay = sessionEndNanos - manager.context.time().nanoTime();
         // Closing a session is I/O: never on the heartbeat timer itself.
-        Heartbeats.later(Duration.ofNanos(Math.max(0, delay)), () -> manager.pool.discard(session));
+        runtime().later(Duration.ofNanos(Math.max(0, delay)), () -> manager.pool.discard(session));
     }
 }

@@ -6,7 +6,6 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockTimeoutException;
-import dev.latchkey.spi.Heartbeats;
 import dev.latchkey.spi.LockContext;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -398,7 +397,7 @@ final class AdvisoryLockManager extends PgLockManager {
         unrecorded.add(lease);
         // one timer task per delay window, not one per lease: a busy key's acquisitions cost no timer wake-ups
         if (!recordingScheduled.get() && recordingScheduled.compareAndSet(false, true)) {
-            Heartbeats.later(RECORD_DELAY, this::recordHolders);
+            runtime.later(RECORD_DELAY, this::recordHolders);
         }
     }
 
@@ -521,6 +520,16 @@ final class AdvisoryLockManager extends PgLockManager {
 
     @Override
     public boolean forceRelease(String key) {
+        return terminateHolder(key, null);
+    }
+
+    /** Ends the holding session only if it names lease {@code leaseId} in its {@code application_name}. */
+    @Override
+    public boolean forceRelease(String key, String leaseId) {
+        return terminateHolder(key, java.util.Objects.requireNonNull(leaseId, "leaseId"));
+    }
+
+    private boolean terminateHolder(String key, String leaseId) {
         prepare(key);
         long id = hash.applyAsLong(key);
         return pool.call("force-releasing '" + key + "'", c -> {
@@ -528,8 +537,10 @@ final class AdvisoryLockManager extends PgLockManager {
             try (PreparedStatement ps = c.prepareStatement("SELECT l.pid, pg_terminate_backend(l.pid, 5000)"
                     + " FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
                     + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                    + " AND ((l.classid::int8 << 32) | l.objid::int8) = ?")) {
+                    + " AND ((l.classid::int8 << 32) | l.objid::int8) = ?"
+                    + (leaseId == null ? "" : " AND l.pid IN (SELECT pid FROM pg_stat_activity WHERE application_name = ?)"))) {
                 ps.setLong(1, id);
+                if (leaseId != null) ps.setString(2, marker(leaseId));
                 boolean broken = false;
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) broken |= rs.getBoolean(2);

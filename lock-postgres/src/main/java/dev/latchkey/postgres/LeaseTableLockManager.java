@@ -3,6 +3,7 @@ package dev.latchkey.postgres;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
@@ -43,6 +44,8 @@ final class LeaseTableLockManager extends PgLockManager {
     private final String renewSql;
     private final String releaseSql;
     private final String breakSql;
+    private final String breakLeaseSql;
+    private final String currentLeaseSql;
     private final String selectLive;
 
     LeaseTableLockManager(PgSettings settings, LockContext context) {
@@ -69,8 +72,11 @@ final class LeaseTableLockManager extends PgLockManager {
         releaseSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
                 + " WHERE key = ? AND lease_id = ? RETURNING key)" + notify
                 + ", set_config('synchronous_commit', 'off', true) FROM r";
-        breakSql = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
-                + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp() RETURNING key)" + notify + " FROM r";
+        String breakHeld = "WITH r AS (UPDATE " + t + " SET lease_id = NULL, expires_at = clock_timestamp()"
+                + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp()";
+        breakSql = breakHeld + " RETURNING key)" + notify + " FROM r";
+        breakLeaseSql = breakHeld + " AND lease_id = ? RETURNING key)" + notify + " FROM r";
+        currentLeaseSql = "SELECT coalesce(lease_id, '') FROM " + t + " WHERE key = ?";
         selectLive = "SELECT key, owner, lease_id, token, acquired_at, expires_at, metadata FROM " + t
                 + " WHERE lease_id IS NOT NULL AND expires_at > clock_timestamp()";
     }
@@ -158,7 +164,7 @@ final class LeaseTableLockManager extends PgLockManager {
                 return ps.executeUpdate();
             }
         });
-        if (rows == 0) throw lost(lease);
+        if (rows == 0) throw lost(lease, "renew");
     }
 
     void release(TableLease lease) {
@@ -171,12 +177,23 @@ final class LeaseTableLockManager extends PgLockManager {
                 }
             }
         });
-        if (!released) throw lost(lease);
+        if (!released) throw lost(lease, "release");
     }
 
-    private static LeaseLostException lost(TableLease lease) {
-        return new LeaseLostException("lease on '" + lease.key() + "' (token " + lease.fencingToken()
-                + ") was taken over or broken: the lock row no longer carries its lease id");
+    /** Why the row no longer carries the lease's id: broken (no holder), taken over, or gone. */
+    private LeaseLostException lost(TableLease lease, String what) {
+        String now = pool.call("reading the lock row of '" + lease.key() + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(currentLeaseSql)) {
+                ps.setString(1, lease.key());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getString(1) : null;
+                }
+            }
+        });
+        Reason reason = now == null ? Reason.GONE : now.isEmpty() ? Reason.BROKEN : Reason.TAKEN_OVER;
+        String why = now == null ? "the lock row is gone" : now.isEmpty() ? "it was force-released" : "another lease holds it now";
+        return new LeaseLostException(reason, "cannot " + what + " lease on '" + lease.key() + "' (token "
+                + lease.fencingToken() + "): " + why);
     }
 
     @Override
@@ -210,10 +227,20 @@ final class LeaseTableLockManager extends PgLockManager {
 
     @Override
     public boolean forceRelease(String key) {
+        return breakLock(key, null);
+    }
+
+    @Override
+    public boolean forceRelease(String key, String leaseId) {
+        return breakLock(key, java.util.Objects.requireNonNull(leaseId, "leaseId"));
+    }
+
+    private boolean breakLock(String key, String leaseId) {
         prepare(key);
         return pool.call("force-releasing '" + key + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement(breakSql)) {
+            try (PreparedStatement ps = c.prepareStatement(leaseId == null ? breakSql : breakLeaseSql)) {
                 ps.setString(1, key);
+                if (leaseId != null) ps.setString(2, leaseId);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next();
                 }

@@ -2,6 +2,7 @@ package dev.latchkey.postgres;
 
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
+import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import java.sql.Array;
 import java.sql.Connection;
@@ -20,6 +21,7 @@ abstract class PgLockManager implements LockManager {
     final PgSettings settings;
     final LockContext context;
     final PgPool pool;
+    final LeaseRuntime runtime;
     private volatile boolean schemaReady;
     private volatile boolean closed;
 
@@ -27,6 +29,7 @@ abstract class PgLockManager implements LockManager {
         this.settings = settings;
         this.context = context;
         this.pool = new PgPool(settings, settings.pool);
+        this.runtime = LeaseRuntime.create(context, "postgres");
     }
 
     /** Validates the key (before any I/O), the manager state, and creates the schema on first use. */

@@ -13,14 +13,15 @@ final class TableLease extends ManagedLease {
     private final LeaseTableLockManager manager;
 
     TableLease(LeaseTableLockManager manager, String key, String leaseId, long token, LeaseOptions options, long sentNanos) {
-        super(key, leaseId, token, options, manager.context.time(), sentNanos);
+        super(manager.runtime, key, leaseId, token, options, sentNanos);
         this.manager = manager;
         start();
     }
 
     @Override
-    protected void renewInStore(Duration ttl) {
+    protected long renewInStore(Duration ttl, long sentNanos) {
         manager.renew(this, ttl);
+        return sentNanos;
     }
 
     @Override

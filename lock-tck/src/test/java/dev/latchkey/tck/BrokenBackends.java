@@ -184,6 +184,7 @@ final class BrokenBackends {
                 return real.list(prefix).stream().map(BrokenBackends::tokenOne).collect(Collectors.toList());
             }
             @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
+            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
             @Override public Set<Capability> capabilities() { return real.capabilities(); }
             @Override public String description() { return "token-one:" + real.description(); }
             @Override public void close() { real.close(); }
