@@ -235,7 +235,15 @@ public final class LeaseEngine implements LockManager {
         }
         if (written.isEmpty()) {
             // Not written — or a retried request of ours landed first: the record tells.
-            Optional<StoredRecord> now2 = store.read(name);
+            Optional<StoredRecord> now2;
+            try {
+                now2 = store.read(name);
+            } catch (RuntimeException e) {
+                // cannot tell whether a retry of ours landed: withdraw it if it did
+                withdrawLater(name, key, version, mine, sent, FIRST_WITHDRAW_NANOS);
+                if (liveness != null) liveness.detach(name, token);
+                throw e;
+            }
             LeaseRecord seen = now2.map(r -> decode(r, name, key)).orElse(null);
             if (mine.sameLease(seen)) {
                 written = Optional.of(now2.get().version());
