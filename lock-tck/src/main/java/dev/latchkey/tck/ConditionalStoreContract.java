@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
@@ -22,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -53,6 +55,14 @@ public abstract class ConditionalStoreContract {
     /** Rounds of each race. Default 200. */
     protected int raceRounds() {
         return 200;
+    }
+
+    /**
+     * Whether {@link ConditionalStore#awaitChange} returns early when another client writes the
+     * record (the backend declares {@code NATIVE_WAIT}). Default false: it may just wait out its bound.
+     */
+    protected boolean wakesOnChange() {
+        return false;
     }
 
     /** Clients racing in each round, each with its own store client and thread. Default 8. */
@@ -98,15 +108,23 @@ public abstract class ConditionalStoreContract {
         assertThat(s.read(n).map(StoredRecord::version)).contains(v2);
 
         String v3 = s.replace(n, v2, d3).orElseThrow(() -> new AssertionError("second replace failed"));
-        assertThat(Set.of(v1, v2, v3)).as("versions of three writes").hasSize(3);
+        assertThat(new HashSet<>(List.of(v1, v2, v3))).as("versions of three writes").hasSize(3);
         assertThat(other.delete(n, v3)).as("delete with the current version").isTrue();
         assertThat(s.read(n)).as("read after delete").isEmpty();
         assertThat(s.delete(n, v3)).as("delete of a missing name").isFalse();
         assertThat(s.replace(n, v3, d1)).as("replace of a missing name").isEmpty();
 
-        String v4 = s.create(n, d1).orElseThrow(() -> new AssertionError("create after delete failed"));
-        assertThat(s.replace(n, v3, d2)).as("replace with the version of the deleted record").isEmpty();
+        // a store whose versions restart after a delete (a counter per name) would match old versions again
+        byte[] d4 = bytes("fourth, after delete");
+        String v4 = s.create(n, d4).orElseThrow(() -> new AssertionError("create after delete failed"));
+        assertThat(List.of(v1, v2, v3)).as("version of the re-created record, against every version from before the delete").doesNotContain(v4);
+        for (String old : List.of(v1, v2, v3)) {
+            assertThat(s.replace(n, old, bytes("stale write with " + old))).as("replace with %s, a version from before the delete", old)
+                    .isEmpty();
+            assertThat(s.delete(n, old)).as("delete with %s, a version from before the delete", old).isFalse();
+        }
         assertThat(s.read(n).map(StoredRecord::version)).contains(v4);
+        assertThat(s.read(n).map(StoredRecord::data)).contains(d4);
     }
 
     @Test
@@ -133,12 +151,43 @@ public abstract class ConditionalStoreContract {
     }
 
     @Test
-    void awaitChangeReturns() throws Exception {
+    void awaitChangeReturnsWithinItsBound() throws Exception {
         ConditionalStore s = store();
         String n = name("await");
         String v = s.create(n, bytes("x")).orElseThrow(() -> new AssertionError("create failed"));
-        s.awaitChange(n, v, Duration.ofMillis(50));
-        assertThat(s.describe()).isNotBlank();
+        Duration max = Duration.ofMillis(200);
+        long start = System.nanoTime();
+        s.awaitChange(n, v, max);
+        // returning early is allowed ("may have changed"); overstaying its bound by seconds is not
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("awaitChange(%s) on an unchanged record", max)
+                .isLessThan(max.plus(Duration.ofSeconds(10)));
+    }
+
+    @Test
+    void anotherClientsWriteWakesALongAwaitChange() throws Exception {
+        Assumptions.assumeTrue(wakesOnChange(),
+                "wakesOnChange() is false: this store's awaitChange only waits out its bound");
+        ConditionalStore waiter = store();
+        ConditionalStore writer = store();
+        String n = name("wake");
+        String v = writer.create(n, bytes("before")).orElseThrow(() -> new AssertionError("create failed"));
+        CountDownLatch waiting = new CountDownLatch(1);
+        ExecutorService one = Executors.newSingleThreadExecutor();
+        try {
+            Future<Long> returned = one.submit(() -> {
+                waiting.countDown();
+                waiter.awaitChange(n, v, Duration.ofMinutes(5));
+                return System.nanoTime();
+            });
+            assertThat(waiting.await(30, TimeUnit.SECONDS)).isTrue();
+            long wrote = System.nanoTime();
+            writer.replace(n, v, bytes("after")).orElseThrow(() -> new AssertionError("replace failed"));
+            long back = returned.get(60, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(back - wrote)).as("a 5-minute awaitChange after another client's write")
+                    .isLessThan(Duration.ofSeconds(60));
+        } finally {
+            one.shutdownNow();
+        }
     }
 
     @Test

@@ -2,7 +2,6 @@ package dev.latchkey.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.latchkey.Capability;
 import dev.latchkey.InvalidLockKeyException;
@@ -21,12 +20,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -75,13 +71,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 public abstract class LockManagerContract {
 
-    /** Limit for events that must happen "soon" (a listener firing, a single call returning). */
-    private static final Duration GENEROUS = Duration.ofSeconds(30);
+    private static final Duration GENEROUS = TckFixture.GENEROUS;
 
-    private final List<LockManager> managers = new CopyOnWriteArrayList<>();
-    private final List<Lease> leases = new CopyOnWriteArrayList<>();
-    /** Random per test: keys never collide across tests or runs on a shared store. */
-    private final String tag = "tck-" + UUID.randomUUID().toString().substring(0, 8);
+    /** Per test: a random tag (keys never collide across tests or runs on a shared store), cleanup. */
+    private final TckFixture fx = new TckFixture();
 
     /**
      * A fresh, independent manager on the backend under test, built with {@code context} (which
@@ -146,6 +139,24 @@ public abstract class LockManagerContract {
         return null;
     }
 
+    /**
+     * Another way to open a manager on the same backend that a user might configure for the same
+     * locks — another mode, table, schema or prefix spelling. {@link #clientsConfiguredDifferentlyNeverBothHold}
+     * races each against {@link #newManager}: on one key they must exclude each other, or the second
+     * must fail with a non-retriable {@code LockBackendException} naming the mismatch.
+     */
+    public interface OtherConfiguration {
+        /** For messages, e.g. {@code "mode=lease"}. */
+        String name();
+
+        LockManager open(LockContext context) throws Exception;
+    }
+
+    /** Other configurations addressing this backend's locks (see {@link OtherConfiguration}). Default none. */
+    protected List<OtherConfiguration> otherConfigurations() {
+        return List.of();
+    }
+
     /** JVMs in the multi-process contention test. Default 4. */
     protected int processContenders() {
         return 4;
@@ -158,24 +169,7 @@ public abstract class LockManagerContract {
 
     @AfterEach
     void closeEverything() {
-        RuntimeException first = null;
-        for (Lease lease : leases) {
-            try {
-                if (lease.isValid()) lease.release();
-            } catch (RuntimeException e) {
-                // lost or already released leases are expected here; the test asserted what mattered
-            }
-        }
-        for (LockManager m : managers) {
-            try {
-                m.close();
-            } catch (RuntimeException e) {
-                if (first == null) first = e;
-            }
-        }
-        leases.clear();
-        managers.clear();
-        if (first != null) throw first;
+        fx.closeAll();
     }
 
     // ---------------------------------------------------------------- single holder and basics
@@ -295,11 +289,21 @@ public abstract class LockManagerContract {
         LockManager a = newManager();
         LockManager b = newManager();
         String k = key("no-wait");
-        hold(a, k, longLease("holder"));
-        // the holder keeps the lock for a minute: a tryAcquire that waited would not return in time
-        Optional<Lease> attempt = within(Duration.ofSeconds(10), "tryAcquire on a held key",
+        Lease holder = hold(a, k, longLease("holder"));
+        // The holder lets go after 5 s: a tryAcquire that waits, for however short a time, ends up
+        // with the lease; one that never waits comes back empty long before.
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            try {
+                TckFixture.pace(Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            holder.release();
+        });
+        Optional<Lease> attempt = TckFixture.within(GENEROUS, "tryAcquire on a held key",
                 () -> tryTake(b, k, longLease("contender")));
-        assertThat(attempt).isEmpty();
+        assertThat(attempt).as("tryAcquire on a key held for 5 more seconds (it must not wait)").isEmpty();
+        release.get(GENEROUS.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
@@ -310,7 +314,9 @@ public abstract class LockManagerContract {
         String holder = owner("holder-to-name");
         hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(holder));
 
-        assertThatThrownBy(() -> track(b.acquire(k, Duration.ofMillis(300), longLease("waiter"))))
+        Duration maxWait = Duration.ofMillis(300);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> track(b.acquire(k, maxWait, longLease("waiter"))))
                 .isExactlyInstanceOf(LockTimeoutException.class)
                 .hasMessageContaining(holder)
                 .satisfies(t -> {
@@ -318,6 +324,8 @@ public abstract class LockManagerContract {
                     assertThat(e.key()).isEqualTo(k);
                     e.holder().ifPresent(h -> assertThat(h.owner()).isEqualTo(holder));
                 });
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time acquire waited before timing out")
+                .isGreaterThanOrEqualTo(maxWait);
     }
 
     @Test
@@ -326,10 +334,19 @@ public abstract class LockManagerContract {
         LockManager b = newManager();
         String k = key("handoff");
         Lease first = hold(a, k, longLease("first"));
-        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
-                () -> track(b.acquire(k, GENEROUS, longLease("waiter"))));
+        CountDownLatch waiting = new CountDownLatch(1);
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
+            waiting.countDown();
+            return track(b.acquire(k, GENEROUS.multipliedBy(2), longLease("waiter")));
+        });
+        // The waiter must be seen waiting on the held key — inside acquire for a whole second
+        // without returning — before the key is released; an acquire that never waits has thrown by then.
+        assertThat(waiting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as("waiter started").isTrue();
+        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS))
+                .as("acquire on a held key returned (or threw) before the key was released")
+                .isInstanceOf(TimeoutException.class);
         first.release();
-        Lease second = waiter.get(GENEROUS.toSeconds() + 10, TimeUnit.SECONDS);
+        Lease second = waiter.get(GENEROUS.toSeconds() * 2 + 10, TimeUnit.SECONDS);
         assertThat(second.isValid()).isTrue();
         assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(second.leaseId());
         if (declares(a, Capability.FENCING_TOKENS)) {
@@ -344,7 +361,7 @@ public abstract class LockManagerContract {
         LockManager a = newManager();
         LockManager b = newManager();
         String k = key("renew");
-        Duration ttl = shortTtl();
+        Duration ttl = keepAliveTtl();
         Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withoutHeartbeat().withOwner(owner("renewer")));
         long start = System.nanoTime();
         int renewals = 0;
@@ -354,9 +371,9 @@ public abstract class LockManagerContract {
             assertThat(lease.isValid()).isTrue();
             assertThat(tryTake(b, k, abandoned("contender")))
                     .as("contender after %d renewals, %d ms into a %d ms lease", renewals,
-                            elapsedMillis(start), ttl.toMillis())
+                            TckFixture.elapsedMillis(start), ttl.toMillis())
                     .isEmpty();
-            pace(ttl.dividedBy(10));
+            TckFixture.pace(ttl.dividedBy(10));
         }
         assertThat(lease.isValid()).isTrue();
         assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
@@ -369,17 +386,17 @@ public abstract class LockManagerContract {
         LockManager a = newManager();
         LockManager b = newManager();
         String k = key("heartbeat");
-        Duration ttl = shortTtl();
+        Duration ttl = keepAliveTtl();
         Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withOwner(owner("heartbeat"))); // default heartbeat ttl/3
         AtomicBoolean lost = new AtomicBoolean();
         lease.onLost(e -> lost.set(true));
         long start = System.nanoTime();
         while (System.nanoTime() - start < ttl.toNanos() * 5 / 2) {
             assertThat(tryTake(b, k, abandoned("contender")))
-                    .as("contender %d ms into a heartbeating %d ms lease", elapsedMillis(start), ttl.toMillis())
+                    .as("contender %d ms into a heartbeating %d ms lease", TckFixture.elapsedMillis(start), ttl.toMillis())
                     .isEmpty();
-            assertThat(lease.isValid()).as("heartbeating lease %d ms in", elapsedMillis(start)).isTrue();
-            pace(pollInterval());
+            assertThat(lease.isValid()).as("heartbeating lease %d ms in", TckFixture.elapsedMillis(start)).isTrue();
+            TckFixture.pace(pollInterval());
         }
         assertThat(lost).as("lease-lost listener of a heartbeating lease").isFalse();
         assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
@@ -421,18 +438,29 @@ public abstract class LockManagerContract {
         LockManager a = newManager();
         LockManager b = newManager();
         String k = key("lost-listener");
-        Lease lease = hold(a, k, LeaseOptions.ttl(shortTtl()).withOwner(owner("victim")));
+        // A TTL far longer than the heartbeat: only a heartbeat can find the break before the
+        // lease's own deadline (TTL - TTL/5) would end it anyway.
+        Duration wanted = GENEROUS.compareTo(shortTtl().multipliedBy(10)) > 0 ? GENEROUS : shortTtl().multipliedBy(10);
+        Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
+        long acquiring = System.nanoTime();
+        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withHeartbeat(shortTtl().dividedBy(3)).withOwner(owner("victim")));
         CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
         AtomicBoolean validWhenFired = new AtomicBoolean(true);
+        AtomicLong firedAt = new AtomicLong();
         lease.onLost(e -> {
+            firedAt.set(System.nanoTime());
             validWhenFired.set(lease.isValid());
             lost.complete(e);
         });
 
         assertThat(b.forceRelease(k)).isTrue();
-        LeaseLostException cause = lost.get(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+        LeaseLostException cause = lost.get(ttl.toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS);
 
-        assertThat(cause).isNotNull();
+        assertThat(Duration.ofNanos(firedAt.get() - acquiring))
+                .as("loss noticed before the lease's own deadline (%s of a %s TTL) could end it", ttl.multipliedBy(4).dividedBy(5), ttl)
+                .isLessThan(ttl.multipliedBy(4).dividedBy(5));
+        assertThat(cause.reason()).as("reason of a loss by force release (%s)", cause.getMessage())
+                .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED);
         assertThat(validWhenFired).as("isValid() as seen by the listener").isFalse();
         assertThat(lease.isValid()).isFalse();
         AtomicBoolean late = new AtomicBoolean();
@@ -468,7 +496,7 @@ public abstract class LockManagerContract {
         long start = System.nanoTime();
         lease.release();
         // nothing to await: give a wrongly kept heartbeat or deadline task the time to misfire
-        pace(Duration.ofNanos(shortTtl().toNanos() * 3 / 2 - (System.nanoTime() - start)));
+        TckFixture.pace(Duration.ofNanos(shortTtl().toNanos() * 3 / 2 - (System.nanoTime() - start)));
         assertThat(lost).as("lease-lost listener after a normal release").isFalse();
     }
 
@@ -520,6 +548,73 @@ public abstract class LockManagerContract {
     }
 
     @Test
+    void forceReleaseOfALeaseIdBreaksThatLeaseAndNoOther() throws Exception {
+        LockManager a = newManager();
+        LockManager b = newManager();
+        String k = key("force-lease-id");
+        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
+        String inspected = b.inspect(k).map(LockInfo::leaseId)
+                .orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
+
+        assertThat(b.forceRelease(k, "not-" + inspected)).as("forceRelease naming another lease id").isFalse();
+        assertThat(old.isValid()).as("holder after a forceRelease that named another lease").isTrue();
+        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(old.leaseId());
+
+        assertThat(b.forceRelease(k, inspected)).as("forceRelease naming the holder's lease id").isTrue();
+        assertThatThrownBy(old::renew).as("renew of the broken lease").isInstanceOf(LeaseLostException.class)
+                .satisfies(e -> assertThat(((LeaseLostException) e).reason())
+                        .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED));
+
+        // a successor that came after the inspect is left alone
+        Lease next = hold(b, k, longLease("next"));
+        assertThat(a.forceRelease(k, inspected)).as("forceRelease of the old lease id once a successor holds").isFalse();
+        assertThat(next.isValid()).isTrue();
+        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
+        next.release();
+        assertThat(a.forceRelease(k, next.leaseId())).as("forceRelease of a released lease").isFalse();
+    }
+
+    @Test
+    void clientsConfiguredDifferentlyNeverBothHold() throws Exception {
+        List<OtherConfiguration> others = otherConfigurations();
+        Assumptions.assumeFalse(others.isEmpty(),
+                "otherConfigurations() is empty: the backend declares no other way to address its locks");
+        List<String> failures = new ArrayList<>();
+        int n = 0;
+        int raced = 0;
+        for (OtherConfiguration other : others) {
+            for (boolean otherHolds : List.of(false, true)) {
+                String k = key("configs-" + n++);
+                LockManager usual = newManager();
+                LockManager different = fx.track(other.open(LockContext.defaults()));
+                LockManager holder = otherHolds ? different : usual;
+                LockManager contender = otherHolds ? usual : different;
+                String who = otherHolds ? other.name() + " holds, the usual configuration contends"
+                        : "the usual configuration holds, " + other.name() + " contends";
+                Lease held;
+                try {
+                    held = hold(holder, k, longLease("configured"));
+                } catch (dev.latchkey.LockException refused) {
+                    continue; // this configuration refuses to lock at all here: it cannot hold twice
+                }
+                raced++;
+                try {
+                    Optional<Lease> second = tryTake(contender, k, longLease("other-config"));
+                    if (second.isPresent()) failures.add(who + ": both hold " + show(k));
+                } catch (dev.latchkey.LockBackendException e) {
+                    // refusing with an error that names the mismatch is allowed; it must say so
+                    if (e.isRetriable()) failures.add(who + ": the contender's error is retriable: " + e.getMessage());
+                } catch (dev.latchkey.LockException e) {
+                    failures.add(who + ": unexpected " + e);
+                }
+                assertThat(held.isValid()).as("%s: the holder", who).isTrue();
+            }
+        }
+        assertThat(failures).as("clients of one key configured differently").isEmpty();
+        assertThat(raced).as("races in which one of the configurations could hold the key at all").isPositive();
+    }
+
+    @Test
     void forceReleaseOfFreeKeyReturnsFalse() throws Exception {
         LockManager a = newManager();
         String k = key("force-nothing");
@@ -566,8 +661,8 @@ public abstract class LockManagerContract {
     void hostileKeysLockIndependentlyAndRoundTrip() throws Exception {
         LockManager a = newManager();
         LockManager b = newManager();
-        List<String> keys = TckKeys.hostile(tag);
-        assertThat(keys).hasSizeGreaterThanOrEqualTo(30);
+        List<String> keys = TckKeys.hostile(fx.tag);
+        assertThat(keys).as("hostile keys (the README quotes this number)").hasSize(57);
         List<String> failures = new ArrayList<>();
         Map<String, Lease> held = new LinkedHashMap<>();
 
@@ -617,6 +712,8 @@ public abstract class LockManagerContract {
                     .isInstanceOf(InvalidLockKeyException.class);
             assertThatThrownBy(() -> a.forceRelease(k)).as("forceRelease(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
+            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id")).as("forceRelease(%s, leaseId)", what)
+                    .isInstanceOf(InvalidLockKeyException.class);
         }
     }
 
@@ -665,11 +762,11 @@ public abstract class LockManagerContract {
         Long takenAt = null;
         while (System.nanoTime() - deadStart < ttl.toNanos() * 5 / 2) {
             assertThat(tryTake(contender, liveKey, longLease("contender")))
-                    .as("contender on a heartbeating lease, %d ms in", elapsedMillis(deadStart)).isEmpty();
+                    .as("contender on a heartbeating lease, %d ms in", TckFixture.elapsedMillis(deadStart)).isEmpty();
             if (takenAt == null && tryTake(contender, deadKey, longLease("contender")).isPresent()) {
                 takenAt = System.nanoTime();
             }
-            pace(pollInterval());
+            TckFixture.pace(pollInterval());
         }
         if (takenAt == null) {
             pollUntilAcquired(contender, deadKey, longLease("contender"), takeoverLimit());
@@ -695,7 +792,7 @@ public abstract class LockManagerContract {
         CriticalSectionChecker checker = new CriticalSectionChecker();
         List<String> invalidInside = new CopyOnWriteArrayList<>();
 
-        runConcurrently(threads, i -> {
+        runReporting(checker, threads, i -> {
             LockManager m = ms.get(i % ms.size());
             LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(owner("worker-" + i));
             for (int r = 0; r < rounds; r++) {
@@ -735,7 +832,7 @@ public abstract class LockManagerContract {
         AtomicLong firstWinAt = new AtomicLong();
         long limit = takeoverLimit().toNanos();
 
-        runConcurrently(racers, i -> {
+        TckFixture.runConcurrently(racers, i -> {
             LeaseOptions o = longLease("racer-" + i);
             while (winners.isEmpty() && System.nanoTime() - start < limit) {
                 Optional<Lease> l = tryTake(ms.get(i), k, o);
@@ -743,7 +840,7 @@ public abstract class LockManagerContract {
                     firstWinAt.compareAndSet(0, System.nanoTime());
                     winners.add(l.get());
                 } else {
-                    pace(Duration.ofMillis(2));
+                    TckFixture.pace(Duration.ofMillis(2));
                 }
             }
             tryTake(ms.get(i), k, o).ifPresent(winners::add); // once someone won, nobody else may
@@ -751,7 +848,9 @@ public abstract class LockManagerContract {
         });
 
         assertThat(winners).as("racers that took the abandoned lease").hasSize(1);
-        assertThat(Duration.ofNanos(firstWinAt.get() - start)).isGreaterThanOrEqualTo(shortTtl());
+        assertThat(Duration.ofNanos(firstWinAt.get() - start))
+                .as("time from the abandoned holder's acquire to the first racer's win (TTL %s)", shortTtl())
+                .isGreaterThanOrEqualTo(shortTtl());
         assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(winners.get(0).leaseId());
     }
 
@@ -783,8 +882,15 @@ public abstract class LockManagerContract {
         } finally {
             holder.process().destroyForcibly().waitFor();
         }
+        long killed = System.nanoTime();
         Duration limit = detects ? GENEROUS : ttl.plus(takeoverLimit());
         Lease next = pollUntilAcquired(a, k, longLease("heir"), limit);
+        if (!detects) {
+            // the holder's last renewal was sent at most a heartbeat (TTL/3) before the kill
+            assertThat(Duration.ofNanos(System.nanoTime() - killed))
+                    .as("takeover after the holder was killed, without holder-death detection (TTL %s)", ttl)
+                    .isGreaterThanOrEqualTo(ttl.multipliedBy(2).dividedBy(3));
+        }
         if (declares(a, Capability.FENCING_TOKENS)) {
             assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
         }
@@ -801,7 +907,7 @@ public abstract class LockManagerContract {
 
     /** Key unique to this test: {@code <tag>/<name>}. */
     protected final String key(String name) {
-        return tag + "/" + name;
+        return fx.key(name);
     }
 
     /** Fails the test as skipped, naming the capability, unless {@code manager} declares it. */
@@ -815,14 +921,11 @@ public abstract class LockManagerContract {
     }
 
     private LockManager manager(LockContext context) throws Exception {
-        LockManager m = newManager(context);
-        assertThat(m).as("newManager returned null").isNotNull();
-        managers.add(m);
-        return m;
+        return fx.track(newManager(context));
     }
 
     private String owner(String role) {
-        return "tck-" + role + "@" + tag;
+        return fx.owner(role);
     }
 
     private LeaseOptions longLease(String role) {
@@ -832,6 +935,14 @@ public abstract class LockManagerContract {
     /** A lease nobody renews: what a crashed holder leaves behind. */
     private LeaseOptions abandoned(String role) {
         return LeaseOptions.ttl(shortTtl()).withoutHeartbeat().withOwner(owner(role));
+    }
+
+    /**
+     * TTL of leases that must stay alive through a whole test (renewed by hand or by heartbeat):
+     * two short TTLs, so a heartbeat late by most of a short TTL (a loaded machine) still lands in time.
+     */
+    private Duration keepAliveTtl() {
+        return shortTtl().multipliedBy(2);
     }
 
     private Duration pollInterval() {
@@ -844,33 +955,25 @@ public abstract class LockManagerContract {
     }
 
     private Lease track(Lease lease) {
-        if (lease != null) leases.add(lease);
-        return lease;
+        return fx.track(lease);
     }
 
     private Optional<Lease> track(Optional<Lease> lease) {
-        lease.ifPresent(leases::add);
-        return lease;
+        return fx.track(lease);
     }
 
     private Optional<Lease> tryTake(LockManager m, String k, LeaseOptions o) {
-        return track(m.tryAcquire(k, o));
+        return fx.tryTake(m, k, o);
     }
 
     /** A tryAcquire that must succeed. */
     private Lease hold(LockManager m, String k, LeaseOptions o) {
-        return tryTake(m, k, o).orElseThrow(() -> new AssertionError("tryAcquire of free key " + show(k) + " failed"));
+        return fx.hold(m, k, o);
     }
 
     /** Polls tryAcquire until it succeeds; fails after {@code limit}. */
     private Lease pollUntilAcquired(LockManager m, String k, LeaseOptions o, Duration limit) throws InterruptedException {
-        long start = System.nanoTime();
-        while (System.nanoTime() - start < limit.toNanos()) {
-            Optional<Lease> l = tryTake(m, k, o);
-            if (l.isPresent()) return l.get();
-            pace(pollInterval());
-        }
-        return fail("key " + show(k) + " was still not free after " + limit.toMillis() + " ms of polling");
+        return fx.pollUntilAcquired(m, k, o, limit, pollInterval());
     }
 
     /** The lease's token, after checking that {@code other} sees the same one through inspect. */
@@ -880,49 +983,12 @@ public abstract class LockManagerContract {
         return lease.fencingToken();
     }
 
-    private interface Worker {
-        Void run(int index) throws Exception;
-    }
-
-    /** Runs {@code threads} workers released together; rethrows the first failure. */
-    private static void runConcurrently(int threads, Worker worker) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
+    /** {@link TckFixture#runConcurrently}, with what the checker saw in the message if a worker failed. */
+    private static void runReporting(CriticalSectionChecker checker, int threads, TckFixture.Worker worker) throws Exception {
         try {
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<Void>> results = new ArrayList<>();
-            for (int i = 0; i < threads; i++) {
-                int index = i;
-                results.add(pool.submit(() -> {
-                    go.await();
-                    return worker.run(index);
-                }));
-            }
-            go.countDown();
-            for (Future<Void> f : results) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-                    if (e.getCause() instanceof Error) throw (Error) e.getCause();
-                    throw e;
-                }
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
-    private static <T> T within(Duration limit, String what, Callable<T> call) throws Exception {
-        ExecutorService one = Executors.newSingleThreadExecutor();
-        try {
-            return one.submit(call).get(limit.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            return fail(what + " did not return within " + limit.toSeconds() + " s");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception) throw (Exception) e.getCause();
-            throw e;
-        } finally {
-            one.shutdownNow();
+            TckFixture.runConcurrently(threads, worker);
+        } catch (Exception | AssertionError e) {
+            throw new AssertionError("a contention worker failed; the sections so far: " + checker.summary(), e);
         }
     }
 
@@ -940,25 +1006,7 @@ public abstract class LockManagerContract {
         }
     }
 
-    /** Pacing between polls (not synchronisation: every test asserts on observed state). */
-    private static void pace(Duration d) throws InterruptedException {
-        if (!d.isNegative() && !d.isZero()) TimeUnit.NANOSECONDS.sleep(d.toNanos());
-    }
-
-    private static long elapsedMillis(long startNanos) {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-    }
-
-    /** A key as Java source text, so invisible and look-alike characters show in messages. */
     static String show(String k) {
-        StringBuilder sb = new StringBuilder("\"");
-        int shown = Math.min(k.length(), 80);
-        for (int i = 0; i < shown; i++) {
-            char c = k.charAt(i);
-            if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') sb.append(c);
-            else sb.append(String.format("\\u%04x", (int) c));
-        }
-        if (shown < k.length()) sb.append("…(").append(k.length()).append(" chars)");
-        return sb.append('"').toString();
+        return TckFixture.show(k);
     }
 }

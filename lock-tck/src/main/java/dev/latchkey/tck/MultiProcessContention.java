@@ -20,7 +20,9 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  * The report lists every overlap (an {@code enter} not directly followed by its own {@code exit}),
  * a short counter (lost updates), a failed or hung process, and — when fencing is expected — every
- * token not greater than the one before it.
+ * token not greater than the one before it. Each contender pauses at random after its release, so
+ * that the processes hand the lock over rather than run in blocks; a run with fewer hand-overs than
+ * a fifth of its sections is reported too, because it proved little.
  */
 public final class MultiProcessContention {
     private MultiProcessContention() {}
@@ -91,7 +93,7 @@ public final class MultiProcessContention {
                 if (p.isAlive()) p.destroyForcibly();
             }
         }
-        return audit(log, counter, processes * rounds, fencing, violations);
+        return audit(log, counter, processes, processes * rounds, fencing, violations);
     }
 
     /**
@@ -125,7 +127,7 @@ public final class MultiProcessContention {
     public record Holder(Process process, long fencingToken) {}
 
     /** Checks the log written by the contenders; adds to {@code violations}. */
-    static Report audit(Path log, Path counterFile, int expected, boolean fencing, List<String> violations)
+    static Report audit(Path log, Path counterFile, int processes, int expected, boolean fencing, List<String> violations)
             throws IOException {
         List<String> lines = Files.exists(log) ? Files.readAllLines(log, StandardCharsets.UTF_8) : List.of();
         List<Long> tokens = new ArrayList<>();
@@ -152,10 +154,28 @@ public final class MultiProcessContention {
             }
         }
         if (inside != null) violations.add("the log ends inside a section: " + inside);
+        int handOvers = handOvers(lines);
+        if (processes > 1 && handOvers < sections / 5) {
+            violations.add("only " + handOvers + " hand-overs between processes in " + sections
+                    + " sections: they ran in blocks and raced too little for the audit to mean anything");
+        }
         long counter = Files.exists(counterFile) ? Long.parseLong(Files.readString(counterFile).trim()) : 0;
         if (sections != expected) violations.add(sections + " sections logged, expected " + expected);
         if (counter != expected) violations.add("counter is " + counter + " after " + expected + " sections: lost updates");
         return new Report(sections, counter, tokens, violations);
+    }
+
+    /** Sections entered by another process than the one before ({@code enter <pid> …} lines). */
+    private static int handOvers(List<String> lines) {
+        int n = 0;
+        String last = null;
+        for (String line : lines) {
+            if (!line.startsWith("enter ")) continue;
+            String pid = line.split(" ")[1];
+            if (last != null && !last.equals(pid)) n++;
+            last = pid;
+        }
+        return n;
     }
 
     /** A command line running {@code mainClass} in a new JVM with this JVM's class path. */

@@ -17,6 +17,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One contender process of the multi-process test ({@link MultiProcessContention}). It opens a
@@ -33,7 +34,8 @@ import java.util.Map;
  *
  * <p>Arguments, as {@code name=value}: {@code key}, {@code rounds}, {@code log}, {@code counter},
  * {@code ready} (file created once the manager is open), {@code go} (file awaited before the first
- * round), optional {@code ttl} (default 30s), {@code wait} (default 120s).
+ * round), optional {@code ttl} (default 30s), {@code wait} (default 120s), {@code pause} (default
+ * 100ms: the longest random pause after each release, so that the processes hand over).
  *
  * <p>With {@code mode=hold} it instead acquires {@code key} once (arguments {@code key},
  * {@code ready}, {@code ttl}), writes the lease's fencing token to the {@code ready} file and
@@ -69,6 +71,7 @@ public final class ProcessContender {
         Path counter = Paths.get(require(a, "counter"));
         Duration ttl = Durations.parse(a.getOrDefault("ttl", "30s"));
         Duration wait = Durations.parse(a.getOrDefault("wait", "120s"));
+        long pauseMillis = Durations.parse(a.getOrDefault("pause", "100ms")).toMillis();
         long pid = ProcessHandle.current().pid();
         LeaseOptions options = LeaseOptions.ttl(ttl).withOwner("tck-process-" + pid);
 
@@ -85,6 +88,9 @@ public final class ProcessContender {
                 increment(counter);
                 append(out, "exit " + id);
                 lease.release();
+                // Give the others a chance: an engine re-takes its own released key before polling
+                // waiters look, and the processes would otherwise run in blocks, racing only at the start.
+                Thread.sleep(ThreadLocalRandom.current().nextLong(pauseMillis + 1));
             }
         }
     }

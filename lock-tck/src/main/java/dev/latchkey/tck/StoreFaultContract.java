@@ -239,9 +239,14 @@ public abstract class StoreFaultContract {
         LockManager stuck = manager(hanging);
         LockManager healthy = manager(store());
         long start = System.nanoTime();
-        // the first renewal of `renewing` hangs far longer than this test looks
-        hanging.slow(REPLACE, ttl.multipliedBy(30), Duration.ZERO);
+        // The first renewals through the stuck store hang far longer than this test looks — as many
+        // as could occupy every renewer thread the JVM might have for all managers together.
+        int hung = 4;
+        for (int i = 0; i < hung; i++) hanging.slow(REPLACE, ttl.multipliedBy(30), Duration.ZERO);
         Lease renewing = fx.hold(stuck, fx.key("hung-renewal"), LeaseOptions.ttl(ttl).withOwner(fx.owner("renewing")));
+        for (int i = 1; i < hung; i++) {
+            fx.hold(stuck, fx.key("hung-renewal-" + i), LeaseOptions.ttl(ttl).withOwner(fx.owner("renewing")));
+        }
         Lease idle = fx.hold(stuck, fx.key("hung-neighbour"), unrenewed(ttl));
         Duration longer = ttl.multipliedBy(3);
         Lease elsewhere = fx.hold(healthy, fx.key("other-manager"), LeaseOptions.ttl(longer).withOwner(fx.owner("elsewhere")));

@@ -100,6 +100,55 @@ final class BrokenBackends {
         }
     }
 
+    /**
+     * An atomic CAS map whose versions count writes per name, starting again at 1 after a delete: a
+     * version from before the delete matches the re-created record (the SPI forbids it).
+     */
+    static final class RestartingVersionsStore implements ConditionalStore {
+        private final Map<String, Rec> map = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public Optional<StoredRecord> read(String name) {
+            return Optional.ofNullable(map.get(name)).map(r -> new StoredRecord(r.data().clone(), r.version(), null));
+        }
+
+        @Override
+        public Optional<String> create(String name, byte[] data) {
+            Rec fresh = new Rec(data.clone(), "1", Instant.now());
+            return map.putIfAbsent(name, fresh) == null ? Optional.of("1") : Optional.empty();
+        }
+
+        @Override
+        public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+            Rec[] written = new Rec[1];
+            map.computeIfPresent(name, (n, cur) -> {
+                if (!cur.version().equals(expectedVersion)) return cur;
+                written[0] = new Rec(data.clone(), Long.toString(Long.parseLong(cur.version()) + 1), Instant.now());
+                return written[0];
+            });
+            return written[0] == null ? Optional.empty() : Optional.of(written[0].version());
+        }
+
+        @Override
+        public boolean delete(String name, String expectedVersion) {
+            Rec cur = map.get(name);
+            return cur != null && cur.version().equals(expectedVersion) && map.remove(name, cur);
+        }
+
+        @Override
+        public List<String> list(String prefix) {
+            return map.keySet().stream().filter(n -> n.startsWith(prefix)).collect(Collectors.toList());
+        }
+
+        @Override
+        public String describe() {
+            return "restarting-versions://";
+        }
+
+        @Override
+        public void close() {}
+    }
+
     /** A correct CAS map whose record age is its writer's wall clock subtracted from the reader's. */
     static final class WallClockAgeStore implements ConditionalStore {
         private final Map<String, Rec> map;
@@ -209,6 +258,44 @@ final class BrokenBackends {
         @Override public void close() { d.close(); }
         @Override public void onLost(Consumer<? super LeaseLostException> l) { d.onLost(l); }
         @Override public LockInfo info() { return tokenOne(d.info()); }
+    }
+
+    /**
+     * A correct manager, except that a key found held is granted anyway, to a ghost lease that looks
+     * valid and whose release does nothing: two holders at once that no release can notice, so only
+     * the critical-section checker can catch them.
+     */
+    static LockManager doubleGrant(LockManager real) {
+        return new LockManager() {
+            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
+                return Optional.of(real.tryAcquire(key, options).orElseGet(() -> new Ghost(key, options)));
+            }
+            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+                return tryAcquire(key, options).orElseThrow();
+            }
+            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
+            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
+            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
+            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
+            @Override public Set<Capability> capabilities() { return real.capabilities(); }
+            @Override public String description() { return "double-grant:" + real.description(); }
+            @Override public void close() { real.close(); }
+        };
+    }
+
+    private record Ghost(String key, LeaseOptions options) implements Lease {
+        @Override public String leaseId() { return "ghost"; }
+        @Override public String owner() { return options.owner(); }
+        @Override public long fencingToken() { return Long.MAX_VALUE; }
+        @Override public Instant acquiredAt() { return Instant.now(); }
+        @Override public Instant expiresAt() { return Instant.now().plus(options.ttl()); }
+        @Override public Duration ttl() { return options.ttl(); }
+        @Override public boolean isValid() { return true; }
+        @Override public void renew() {}
+        @Override public void release() {}
+        @Override public void close() {}
+        @Override public void onLost(Consumer<? super LeaseLostException> l) {}
+        @Override public LockInfo info() { return new LockInfo(key, owner(), "ghost", 0, null, null, null); }
     }
 
     static String uniqueName() {

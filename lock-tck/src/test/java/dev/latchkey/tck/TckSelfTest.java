@@ -7,11 +7,13 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMetho
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.mem.MemStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,6 +46,14 @@ class TckSelfTest {
 
         @Override protected int raceRounds() {
             return 10;
+        }
+    }
+
+    static class RestartingVersionsCas extends ConditionalStoreContract {
+        final BrokenBackends.RestartingVersionsStore store = new BrokenBackends.RestartingVersionsStore();
+
+        @Override protected ConditionalStore newStore() {
+            return store;
         }
     }
 
@@ -83,29 +93,73 @@ class TckSelfTest {
         }
     }
 
+    static class DoubleGrantLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return BrokenBackends.doubleGrant(Latchkey.open("mem://" + name, context));
+        }
+
+        @Override protected int contentionRounds() {
+            return 5;
+        }
+    }
+
+    static class NaiveEngineFaults extends StoreFaultContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected ConditionalStore newStore() {
+            return MemStore.named(name);
+        }
+
+        @Override protected LockManager newManager(ConditionalStore store, LockContext context) {
+            return new NaiveEngine(store);
+        }
+    }
+
     @Test
     void casContractCatchesNonAtomicCreateAndReplace() {
-        assertThat(failures(method(RacyStoreCas.class, "racingCreatesHaveExactlyOneWinner"),
+        Map<String, Throwable> failed = failures(method(RacyStoreCas.class, "racingCreatesHaveExactlyOneWinner"),
                 method(RacyStoreCas.class, "racingReplacesOfOneVersionHaveExactlyOneWinner"),
-                method(RacyStoreCas.class, "createReadReplaceDelete")))
-                .containsExactlyInAnyOrder("racingCreatesHaveExactlyOneWinner",
-                        "racingReplacesOfOneVersionHaveExactlyOneWinner");
+                method(RacyStoreCas.class, "createReadReplaceDelete"));
+        assertThat(failed).containsOnlyKeys("racingCreatesHaveExactlyOneWinner",
+                "racingReplacesOfOneVersionHaveExactlyOneWinner");
+        assertFailedOn(failed, "racingCreatesHaveExactlyOneWinner", "racing creates that did not have exactly one winner");
+        assertFailedOn(failed, "racingReplacesOfOneVersionHaveExactlyOneWinner",
+                "racing replaces that did not have exactly one winner");
+    }
+
+    @Test
+    void casContractCatchesVersionsThatRestartAfterADelete() {
+        Map<String, Throwable> failed = failures(method(RestartingVersionsCas.class, "createReadReplaceDelete"));
+        assertFailedOn(failed, "createReadReplaceDelete", "version from before the delete");
     }
 
     @Test
     void lockContractCatchesTwoHoldersFromARacyStore() {
-        assertThat(failures(method(RacyStoreLocks.class, "contentionKeepsCriticalSectionsApart"),
-                method(RacyStoreLocks.class, "racingTryAcquireOnOneManagerHasOneWinner")))
-                .containsExactlyInAnyOrder("contentionKeepsCriticalSectionsApart",
-                        "racingTryAcquireOnOneManagerHasOneWinner");
+        Map<String, Throwable> failed = failures(method(RacyStoreLocks.class, "contentionKeepsCriticalSectionsApart"),
+                method(RacyStoreLocks.class, "racingTryAcquireOnOneManagerHasOneWinner"));
+        assertThat(failed).containsOnlyKeys("contentionKeepsCriticalSectionsApart", "racingTryAcquireOnOneManagerHasOneWinner");
+        assertFailedOn(failed, "racingTryAcquireOnOneManagerHasOneWinner", "threads of one manager racing tryAcquire");
+        // either the checker's verdict, or a worker whose release found the record overwritten —
+        // after the checker had seen the overlap
+        assertThat(failed.get("contentionKeepsCriticalSectionsApart").toString())
+                .as("why the contention test failed on a racy store")
+                .containsPattern("overlapping critical sections|overlaps=[1-9]");
+    }
+
+    @Test
+    void lockContractsOverlapCheckerCatchesADoubleGrantNoReleaseCanNotice() {
+        Map<String, Throwable> failed = failures(method(DoubleGrantLocks.class, "contentionKeepsCriticalSectionsApart"));
+        assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "overlapping critical sections");
     }
 
     @Test
     void lockContractCatchesTakeoverBeforeTheTtl() {
-        assertThat(failures(method(EarlyExpiryLocks.class, "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore"),
-                method(EarlyExpiryLocks.class, "racingTakeoverOfAbandonedLeaseHasOneWinner")))
-                .containsExactlyInAnyOrder("abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore",
-                        "racingTakeoverOfAbandonedLeaseHasOneWinner");
+        Map<String, Throwable> failed = failures(method(EarlyExpiryLocks.class, "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore"),
+                method(EarlyExpiryLocks.class, "racingTakeoverOfAbandonedLeaseHasOneWinner"));
+        assertFailedOn(failed, "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore", "to the contender's takeover");
+        assertFailedOn(failed, "racingTakeoverOfAbandonedLeaseHasOneWinner", "to the first racer's win");
     }
 
     @Test
@@ -113,16 +167,33 @@ class TckSelfTest {
         // iterations 0 and 3: contender an hour ahead, holder an hour behind — both make the lease look old
         DiscoverySelector skew = method(WallClockLocks.class, "skewedWallClockTakesNothingEarly",
                 "java.time.Duration, java.lang.String");
-        assertThat(failures(selectIteration(skew, 0, 3)))
-                .containsExactly("skewedWallClockTakesNothingEarly", "skewedWallClockTakesNothingEarly");
+        List<Throwable> failed = failedIterations(selectIteration(skew, 0, 3));
+        assertThat(failed).as("failed iterations").hasSize(2)
+                .allSatisfy(t -> assertThat(describe(t))
+                        .containsPattern("takeover of the abandoned lease after|contender on a heartbeating lease"));
     }
 
     @Test
     void lockContractCatchesFencingTokensThatDoNotIncrease() {
-        assertThat(failures(method(ConstantTokenLocks.class, "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease"),
-                method(ConstantTokenLocks.class, "contentionKeepsCriticalSectionsApart")))
-                .containsExactlyInAnyOrder("fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease",
-                        "contentionKeepsCriticalSectionsApart");
+        Map<String, Throwable> failed = failures(method(ConstantTokenLocks.class, "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease"),
+                method(ConstantTokenLocks.class, "contentionKeepsCriticalSectionsApart"));
+        assertFailedOn(failed, "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease", "fencing tokens of successive holders");
+        assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "fencing tokens in order of entry");
+    }
+
+    @Test
+    void faultContractCatchesRenewalsTakenOnFaithPhantomClaimsAndASharedRenewer() {
+        Map<String, Throwable> failed = failures(
+                method(NaiveEngineFaults.class, "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry"),
+                method(NaiveEngineFaults.class, "renewalTheStoreRefusedWithoutWritingExtendsNothing"),
+                method(NaiveEngineFaults.class, "claimWhoseReplyWasLostLeavesNoPhantomHolder"),
+                method(NaiveEngineFaults.class, "hungRenewalDelaysNeitherLossSignalsNorOtherManagers"),
+                method(NaiveEngineFaults.class, "renewalWhoseRetryFoundItsOwnFirstAttemptKeepsTheLease"));
+        assertThat(failed).doesNotContainKey("renewalWhoseRetryFoundItsOwnFirstAttemptKeepsTheLease");
+        assertFailedOn(failed, "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry", "two valid leases");
+        assertFailedOn(failed, "renewalTheStoreRefusedWithoutWritingExtendsNothing", "two valid leases");
+        assertFailedOn(failed, "claimWhoseReplyWasLostLeavesNoPhantomHolder", "phantom holder after a create");
+        assertFailedOn(failed, "hungRenewalDelaysNeitherLossSignalsNorOtherManagers", "another manager's lease was lost");
     }
 
     @Test
@@ -132,15 +203,27 @@ class TckSelfTest {
         Files.writeString(counter, "3");
         Files.write(log, List.of("enter 1 0 1 a", "exit 1 0 1 a", "enter 2 0 2 b", "exit 2 0 2 b",
                 "enter 1 1 3 c", "exit 1 1 3 c"));
-        assertThat(MultiProcessContention.audit(log, counter, 3, true, new ArrayList<>()).violations()).isEmpty();
+        assertThat(MultiProcessContention.audit(log, counter, 2, 3, true, new ArrayList<>()).violations()).isEmpty();
 
         Files.write(log, List.of("enter 1 0 1 a", "enter 2 0 2 b", "exit 1 0 1 a", "exit 2 0 2 b",
                 "enter 1 1 2 c", "exit 1 1 2 c"));
         Files.writeString(counter, "2");
-        List<String> v = MultiProcessContention.audit(log, counter, 3, true, new ArrayList<>()).violations();
+        List<String> v = MultiProcessContention.audit(log, counter, 2, 3, true, new ArrayList<>()).violations();
         assertThat(v).anyMatch(s -> s.contains("while 1 0 1 a was inside"))
                 .anyMatch(s -> s.contains("token 2 after 2"))
                 .anyMatch(s -> s.contains("lost updates"));
+
+        // ten sections, one hand-over: blocks, not a race
+        List<String> blocks = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            String id = (i < 5 ? "1 " : "2 ") + i + " " + (i + 1) + " x" + i;
+            blocks.add("enter " + id);
+            blocks.add("exit " + id);
+        }
+        Files.write(log, blocks);
+        Files.writeString(counter, "10");
+        assertThat(MultiProcessContention.audit(log, counter, 2, 10, true, new ArrayList<>()).violations())
+                .anyMatch(s -> s.contains("only 1 hand-overs"));
     }
 
     @Test
@@ -167,10 +250,41 @@ class TckSelfTest {
         return selectMethod(contract, name, parameterTypes);
     }
 
-    /** Runs the selected tests in a nested JUnit launcher; returns the method names of those that failed. */
-    private static List<String> failures(DiscoverySelector... selectors) {
-        List<String> failed = new ArrayList<>();
+    /** The test {@code name} failed — not skipped, not passed — with an assertion naming its invariant. */
+    private static void assertFailedOn(Map<String, Throwable> failed, String name, String invariant) {
+        assertThat(failed).as("contract tests that failed").containsKey(name);
+        assertThat(describe(failed.get(name))).as("why %s failed", name).contains(invariant);
+    }
+
+    /** A failure with its causes and suppressed exceptions, as one text to search. */
+    private static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            sb.append(c).append('\n');
+            for (Throwable s : c.getSuppressed()) sb.append(s).append('\n');
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Runs the selected tests in a nested JUnit launcher; returns those that FAILED, by method name,
+     * with what they threw. A skipped (aborted) test is not a failure: the case asserting on it fails.
+     */
+    private static Map<String, Throwable> failures(DiscoverySelector... selectors) {
+        Map<String, Throwable> failed = new LinkedHashMap<>();
+        run(selectors, (name, t) -> failed.put(name, t));
+        return failed;
+    }
+
+    private static List<Throwable> failedIterations(DiscoverySelector... selectors) {
+        List<Throwable> failed = new ArrayList<>();
+        run(selectors, (name, t) -> failed.add(t));
+        return failed;
+    }
+
+    private static void run(DiscoverySelector[] selectors, java.util.function.BiConsumer<String, Throwable> onFailure) {
         List<String> ran = new ArrayList<>();
+        List<String> aborted = new ArrayList<>();
         TestExecutionListener listener = new TestExecutionListener() {
             @Override
             public void executionFinished(TestIdentifier id, TestExecutionResult result) {
@@ -178,11 +292,15 @@ class TckSelfTest {
                 String m = id.getSource().filter(MethodSource.class::isInstance)
                         .map(s -> ((MethodSource) s).getMethodName()).orElse(id.getDisplayName());
                 ran.add(m);
-                if (result.getStatus() != TestExecutionResult.Status.SUCCESSFUL) failed.add(m);
+                if (result.getStatus() == TestExecutionResult.Status.FAILED) {
+                    onFailure.accept(m, result.getThrowable().orElse(new AssertionError("failed without a throwable")));
+                } else if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
+                    aborted.add(m + ": " + result.getThrowable().map(Throwable::getMessage).orElse(""));
+                }
             }
         };
         LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request().selectors(selectors).build(), listener);
         assertThat(ran).as("tests the nested launcher ran").isNotEmpty();
-        return failed;
+        assertThat(aborted).as("contract tests skipped (a skip proves nothing)").isEmpty();
     }
 }

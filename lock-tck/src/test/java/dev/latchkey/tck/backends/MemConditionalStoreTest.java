@@ -13,4 +13,9 @@ class MemConditionalStoreTest extends ConditionalStoreContract {
     protected ConditionalStore newStore() {
         return MemStore.named(name);
     }
+
+    @Override
+    protected boolean wakesOnChange() {
+        return true;
+    }
 }
