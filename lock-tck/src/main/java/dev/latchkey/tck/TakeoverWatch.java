@@ -84,6 +84,15 @@ final class TakeoverWatch {
         return taken;
     }
 
+    /** Waits up to {@code limit} for a takeover that is allowed but not promised; stops the contender either way. */
+    Optional<Lease> awaitIfTaken(Duration limit) throws InterruptedException {
+        thread.join(limit.toMillis());
+        stop = true;
+        thread.join(TimeUnit.SECONDS.toMillis(30));
+        if (failure != null) throw new AssertionError("contender on " + TckFixture.show(key) + " failed", failure);
+        return Optional.ofNullable(taken);
+    }
+
     /** After {@link #await}: the holder was invalid, and its listener had fired, when the contender got in. */
     void assertExclusion() {
         assertThat(holderValidAtTakeover)
