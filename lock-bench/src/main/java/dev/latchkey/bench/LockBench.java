@@ -418,7 +418,8 @@ public final class LockBench {
             long heap = usedHeapAfterGc() - baseline;
             long valid = leases.stream().filter(Lease::isValid).count();
             long heartbeatThreads = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.isAlive() && t.getName().startsWith("latchkey-heartbeat-")).count();
+                    .filter(t -> t.isAlive() && (t.getName().startsWith("latchkey-heartbeat-")
+                            || t.getName().startsWith("latchkey-renewer-"))).count();
             String note = String.format("heap +%.1f MB, %d heartbeat threads, %d/%d valid after one ttl (%s)",
                     heap / (1024.0 * 1024.0), heartbeatThreads, valid, leases.size(),
                     Durations.format(config.holdTtl()));

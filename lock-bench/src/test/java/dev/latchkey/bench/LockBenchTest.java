@@ -18,7 +18,7 @@ class LockBenchTest {
     void printsEveryRowForMem() throws Exception {
         StringWriter text = new StringWriter();
         LockBench.Config config = new LockBench.Config("mem://bench-test", 2, 4, Duration.ofMillis(100),
-                Duration.ofMillis(20), 50, Duration.ofMillis(300));
+                Duration.ofMillis(20), 50, Duration.ofSeconds(3)); // a TTL a loaded machine keeps renewed
 
         List<LockBench.Row> rows = LockBench.run(config, new PrintWriter(text));
 
@@ -34,7 +34,7 @@ class LockBenchTest {
         assertThat(rows.get(2).samples()).isPositive();
         assertThat(rows.get(4).samples()).isGreaterThanOrEqualTo(5);
         assertThat(rows.get(5).samples()).isGreaterThanOrEqualTo(5);
-        assertThat(rows.get(6).note()).contains("heartbeat threads").contains("/50 valid");
+        assertThat(rows.get(6).note()).contains("heartbeat threads").containsPattern("(?<![0-9])50/50 valid");
         assertThat(text.toString())
                 .contains("latchkey bench mem://bench-test")
                 .contains("acquire+release, uncontended")
