@@ -65,7 +65,7 @@ final class CheckCommand implements Callable<Integer> {
             description = "Rounds of each compare-and-swap race, 8 clients per round (default: ${DEFAULT-VALUE}).")
     int casRounds;
 
-    @Option(names = "--skip-cas", description = "Skip the compare-and-swap race contract (and its writes).")
+    @Option(names = "--skip-cas", description = "Skip the compare-and-swap race and store-fault contracts (and their writes).")
     boolean skipCas;
 
     @Override

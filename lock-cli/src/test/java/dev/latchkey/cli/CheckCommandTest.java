@@ -41,6 +41,7 @@ class CheckCommandTest {
         assertThat(Integer.parseInt(m.group(1))).as("passed").isPositive();
         assertThat(r.out().lines().filter(l -> l.startsWith("✓ locks ")).count()).as("lock contract tests passed").isPositive();
         assertThat(r.out().lines().filter(l -> l.startsWith("✓ cas ")).count()).as("CAS contract tests passed").isPositive();
+        assertThat(r.out().lines().filter(l -> l.startsWith("✓ faults ")).count()).as("store-fault contract tests passed").isPositive();
         assertThat(r.out()).doesNotContain("✗");
     }
 

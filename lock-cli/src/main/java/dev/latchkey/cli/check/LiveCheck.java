@@ -20,7 +20,7 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
- * Runs the TCK ({@link LiveLockContract}, {@link LiveStoreContract}) in this JVM with the JUnit
+ * Runs the TCK ({@link LiveLockContract}, {@link LiveStoreContract}, {@link LiveStoreFaultContract}) in this JVM with the JUnit
  * Platform Launcher against one live deployment, printing a line per test as it finishes.
  *
  * <p>JUnit instantiates the contract classes itself, so the settings reach them through a static
@@ -67,7 +67,8 @@ public final class LiveCheck {
             try {
                 Reporter reporter = new Reporter(out);
                 LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
-                        .selectors(selectClass(LiveLockContract.class), selectClass(LiveStoreContract.class))
+                        .selectors(selectClass(LiveLockContract.class), selectClass(LiveStoreContract.class),
+                                selectClass(LiveStoreFaultContract.class))
                         .build(), reporter);
                 Summary summary = new Summary(reporter.passed, reporter.failed, reporter.skipped);
                 if (summary.passed() + summary.failed() + summary.skipped() == 0) {
@@ -149,6 +150,7 @@ public final class LiveCheck {
     private static String label(String className) {
         if (className.equals(LiveLockContract.class.getName())) return "locks";
         if (className.equals(LiveStoreContract.class.getName())) return "cas";
+        if (className.equals(LiveStoreFaultContract.class.getName())) return "faults";
         return className;
     }
 

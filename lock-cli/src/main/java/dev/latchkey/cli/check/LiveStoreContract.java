@@ -24,8 +24,12 @@ public final class LiveStoreContract extends ConditionalStoreContract {
 
     @Override
     protected ConditionalStore newStore() {
-        LockManager manager = Latchkey.open(settings.uri());
-        if (manager instanceof LeaseEngine engine) return engine.store(); // closing the store closes the manager's connections
+        return storeOf(Latchkey.open(settings.uri()));
+    }
+
+    /** The store under a freshly opened engine (closing the store closes the manager's connections). */
+    static ConditionalStore storeOf(LockManager manager) {
+        if (manager instanceof LeaseEngine engine) return engine.store();
         manager.close();
         throw new IllegalStateException(manager.description() + " is no longer a lease engine over a conditional store");
     }
