@@ -37,6 +37,63 @@ class LockUriTest {
         assertThatThrownBy(() -> LockUri.parse("")).isInstanceOf(UnsupportedLockUriException.class);
     }
 
+    /** A password may hold unencoded / ? # @: the user info runs to the last '@', and none of it is ever shown. */
+    private static final String HOSTILE_INFO = "alice:PWa/PWb?PWc#PWd@PWe";
+
+    @Test
+    void userInfoRunsToTheLastAtSoAPasswordMayHoldSlashQuestionHashAndAt() {
+        LockUri u = LockUri.parse("postgres://" + HOSTILE_INFO + "@db.example:6432/locks?mode=lease");
+        assertThat(u.user()).contains("alice");
+        assertThat(u.password()).contains("PWa/PWb?PWc#PWd@PWe");
+        assertThat(u.host()).isEqualTo("db.example");
+        assertThat(u.port()).hasValue(6432);
+        assertThat(u.path()).isEqualTo("/locks");
+        assertThat(u.params()).containsOnlyKeys("mode");
+        assertThat(u.toString()).isEqualTo("postgres://****@db.example:6432/locks?mode=lease");
+        assertThat(LockUri.parse("file:///tmp/a@b").path()).as("no authority: no user info").isEqualTo("/tmp/a@b");
+        assertThat(LockUri.parse("file:///tmp/a@b").user()).isEmpty();
+    }
+
+    @Test
+    void noPartOfTheUserInfoIsShownByToStringOrAnyParseError() {
+        assertThat(LockUri.parse("postgres://just-a-user@h/db").toString()).isEqualTo("postgres://****@h/db");
+        for (String bad : new String[] {
+                "postgres://" + HOSTILE_INFO + "@h:notaport/db",
+                "postgres://alice:PWa/PWb@h:99999/db",
+                "postgres://alice:PWa%zz@h/db",
+                "postgres://alice%zz:PWa/b@h/db",
+                "postgres://" + HOSTILE_INFO + "@h/db?x=%zz",
+                "postgres://" + HOSTILE_INFO + "@h/db?a=1&a=2",
+                "postgres://" + HOSTILE_INFO + "@h/%zz",
+                "postgres:" + HOSTILE_INFO + "@h/db",
+                "postgres:/" + HOSTILE_INFO + "@h/db",
+                HOSTILE_INFO + "@h/db",
+                "alice:PWa/PWb@h:1/db"}) {
+            assertThatThrownBy(() -> LockUri.parse(bad)).as(bad)
+                    .isInstanceOf(UnsupportedLockUriException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("alice", "PW"));
+        }
+        assertThatThrownBy(() -> LockUri.parse("postgres://" + HOSTILE_INFO + "@h:notaport/db"))
+                .hasMessageContaining("bad port 'notaport'");
+    }
+
+    @Test
+    void typedParameterErrorsShowTheUriMasked() {
+        LockUri u = LockUri.parse("clickhouse://" + HOSTILE_INFO + "@h/db?settle=soon&retries=x&ssl=maybe");
+        assertThatThrownBy(() -> u.durationParam("settle", Duration.ZERO)).hasMessageNotContaining("PW").hasMessageNotContaining("alice");
+        assertThatThrownBy(() -> u.intParam("retries", 0)).hasMessageNotContaining("PW").hasMessageNotContaining("alice");
+        assertThatThrownBy(() -> u.booleanParam("ssl", false)).hasMessageNotContaining("PW").hasMessageNotContaining("alice");
+    }
+
+    @Test
+    void embeddedBackendsRefuseUserInfoWithoutShowingIt() {
+        for (String uri : new String[] {"file://" + HOSTILE_INFO + "@/tmp/latchkey-x", "mem://" + HOSTILE_INFO + "@name"}) {
+            assertThatThrownBy(() -> Latchkey.open(uri)).as(uri)
+                    .isInstanceOf(UnsupportedLockUriException.class).hasMessageContaining("takes no user info")
+                    .hasMessageNotContaining("PW").hasMessageNotContaining("alice");
+        }
+    }
+
     @Test
     void typedParametersAndUnknownNames() {
         LockUri u = LockUri.parse("clickhouse://h/db?settle=250ms&stale=5m&retries=3&ssl=true");

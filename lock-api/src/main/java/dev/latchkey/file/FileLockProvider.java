@@ -28,6 +28,7 @@ public final class FileLockProvider implements LockProvider {
     @Override
     public LockManager open(LockUri uri, LockContext context) {
         uri.requireOnly(Set.of("poll"));
+        if (uri.user().isPresent()) throw new UnsupportedLockUriException("file:// takes no user info: " + uri);
         String path = uri.host().isEmpty() ? uri.path() : uri.host() + uri.path();
         if (path.startsWith("~")) path = System.getProperty("user.home") + path.substring(1);
         if (path.isEmpty()) throw new UnsupportedLockUriException("file:// needs a directory, e.g. file:///var/lock/latchkey");

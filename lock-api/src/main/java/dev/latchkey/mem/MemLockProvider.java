@@ -25,6 +25,7 @@ public final class MemLockProvider implements LockProvider {
     @Override
     public LockManager open(LockUri uri, LockContext context) {
         uri.requireOnly(Set.of());
+        if (uri.user().isPresent()) throw new UnsupportedLockUriException("mem:// takes no user info: " + uri);
         String name = uri.host() + uri.path();
         if (name.isEmpty()) throw new UnsupportedLockUriException("mem:// needs a name, e.g. mem://tests");
         return new LeaseEngine(MemStore.named(name), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY, Capability.NATIVE_WAIT));

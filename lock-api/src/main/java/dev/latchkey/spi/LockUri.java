@@ -18,10 +18,16 @@ import java.util.TreeSet;
 /**
  * A parsed lock URI: {@code scheme://[user[:password]@]host[:port][/path][?name=value&…]}.
  *
- * <p>{@link #toString()} masks the password and every parameter whose name looks secret
+ * <p><b>Guarantee.</b> No part of the user info ever appears in {@link #toString()} or in a parse
+ * error's message: both show it as {@code ****}, and mask every parameter whose name looks secret
  * ({@code password}, {@code secret…}, {@code …key}, {@code sas}, {@code sig}, {@code token},
  * {@code connectionString}, {@code credentials}), so a URI can be logged or put in an exception.
- * User info and parameter values are percent-decoded.
+ *
+ * <p>The user info is everything between {@code //} and the <em>last</em> {@code @} (when anything
+ * stands between {@code //} and a {@code /}): a password may hold unencoded {@code /}, {@code ?},
+ * {@code #} or {@code @}, and must never be taken for a host, port, path or parameter. So an
+ * {@code @} in the path or query must be written {@code %40}. User info and parameter values are
+ * percent-decoded.
  */
 public final class LockUri {
     private static final String MASK = "****";
@@ -61,9 +67,29 @@ public final class LockUri {
         String scheme = s.substring(0, colon).toLowerCase(Locale.ROOT);
         String rest = s.substring(colon + 1);
         if (!rest.startsWith("//")) {
-            throw new UnsupportedLockUriException("lock URI must look like " + scheme + "://…: " + roughMask(s));
+            // not the scheme by name: without "//", "alice:secret@host" has no scheme but user info
+            throw new UnsupportedLockUriException("lock URI must look like scheme://…: " + roughMask(s));
         }
         rest = rest.substring(2);
+        String info = null;
+        int at = rest.startsWith("/") ? -1 : rest.lastIndexOf('@');
+        if (at >= 0) {
+            info = rest.substring(0, at);
+            rest = rest.substring(at + 1);
+        }
+        // from here on every message shows the URI with the user info masked
+        String shown = maskParams(scheme + "://" + (info != null ? MASK + "@" : "") + rest);
+        String user = null;
+        String password = null;
+        if (info != null) {
+            int c = info.indexOf(':');
+            try {
+                user = decodeOrFail(c >= 0 ? info.substring(0, c) : info);
+                password = c >= 0 ? decodeOrFail(info.substring(c + 1)) : null;
+            } catch (IllegalArgumentException e) {
+                throw new UnsupportedLockUriException("bad percent-encoding in the user info of " + shown);
+            }
+        }
         String query = null;
         int q = rest.indexOf('?');
         if (q >= 0) {
@@ -73,16 +99,6 @@ public final class LockUri {
         int slash = rest.indexOf('/');
         String authority = slash >= 0 ? rest.substring(0, slash) : rest;
         String path = slash >= 0 ? rest.substring(slash) : "";
-        String user = null;
-        String password = null;
-        int at = authority.lastIndexOf('@');
-        if (at >= 0) {
-            String info = authority.substring(0, at);
-            authority = authority.substring(at + 1);
-            int c = info.indexOf(':');
-            user = decode(c >= 0 ? info.substring(0, c) : info, s);
-            password = c >= 0 ? decode(info.substring(c + 1), s) : null;
-        }
         String host = authority;
         int port = -1;
         int portColon = authority.startsWith("[") ? authority.indexOf(':', authority.indexOf(']')) : authority.lastIndexOf(':');
@@ -93,7 +109,7 @@ public final class LockUri {
                 port = Integer.parseInt(p);
                 if (port < 1 || port > 65535) throw new NumberFormatException();
             } catch (NumberFormatException e) {
-                throw new UnsupportedLockUriException("bad port '" + p + "' in " + roughMask(s));
+                throw new UnsupportedLockUriException("bad port '" + p + "' in " + shown);
             }
         }
         Map<String, String> params = new LinkedHashMap<>();
@@ -101,31 +117,36 @@ public final class LockUri {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) continue;
                 int eq = pair.indexOf('=');
-                String name = decode(eq >= 0 ? pair.substring(0, eq) : pair, s);
-                String value = eq >= 0 ? decode(pair.substring(eq + 1), s) : "";
+                String name = decode(eq >= 0 ? pair.substring(0, eq) : pair, shown);
+                String value = eq >= 0 ? decode(pair.substring(eq + 1), shown) : "";
                 if (params.put(name, value) != null) {
-                    throw new UnsupportedLockUriException("parameter '" + name + "' given twice in " + roughMask(s));
+                    throw new UnsupportedLockUriException("parameter '" + name + "' given twice in " + shown);
                 }
             }
         }
-        return new LockUri(scheme, user, password, host, port, decodePath(path, s), params);
+        return new LockUri(scheme, user, password, host, port, decode(path, shown), params);
     }
 
-    private static String decode(String part, String whole) {
+    private static String decode(String part, String shown) {
         try {
-            return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
+            return decodeOrFail(part);
         } catch (IllegalArgumentException e) {
-            throw new UnsupportedLockUriException("bad percent-encoding in " + roughMask(whole));
+            throw new UnsupportedLockUriException("bad percent-encoding in " + shown);
         }
     }
 
-    private static String decodePath(String path, String whole) {
-        return decode(path, whole);
+    private static String decodeOrFail(String part) {
+        return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
-    /** Masks user info of a URI we could not parse, so even error messages never leak it. */
+    /** For text we could not parse: everything up to the last {@code @} may be user info, so none of it is shown. */
     private static String roughMask(String s) {
-        return s.replaceAll("//[^/@?]*@", "//" + MASK + "@").replaceAll("(?i)([?&][^=&]*(?:pass|secret|key|sas|sig|token|cred)[^=&]*=)[^&]*", "$1" + MASK);
+        int at = s.lastIndexOf('@');
+        return maskParams(at >= 0 ? MASK + s.substring(at) : s);
+    }
+
+    private static String maskParams(String s) {
+        return s.replaceAll("(?i)([?&][^=&]*(?:pass|secret|key|sas|sig|token|cred)[^=&]*=)[^&]*", "$1" + MASK);
     }
 
     public String scheme() {
@@ -222,11 +243,7 @@ public final class LockUri {
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder(scheme).append("://");
-        if (user != null) {
-            sb.append(enc(user));
-            if (password != null) sb.append(':').append(MASK);
-            sb.append('@');
-        }
+        if (user != null) sb.append(MASK).append('@'); // not even the user: it may be a key id, or half a password
         sb.append(host);
         if (port >= 0) sb.append(':').append(port);
         sb.append(path);

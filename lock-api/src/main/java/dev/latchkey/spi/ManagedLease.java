@@ -88,7 +88,7 @@ public abstract class ManagedLease implements Lease {
         this.options = options;
         this.time = runtime.time();
         this.acquiredAt = time.now();
-        this.marginNanos = options.ttl().toNanos() / 5;
+        this.marginNanos = safetyMargin(options.ttl()).toNanos();
         this.validUntilNanos = requestSentNanos + options.ttl().toNanos() - marginNanos;
         this.expiresAt = acquiredAt.plus(options.ttl());
         this.nextHeartbeatNanos = requestSentNanos + options.heartbeat().toNanos();
@@ -169,6 +169,15 @@ public abstract class ManagedLease implements Lease {
     @Override public final Instant acquiredAt() { return acquiredAt; }
     @Override public final Instant expiresAt() { return expiresAt; }
     @Override public final Duration ttl() { return options.ttl(); }
+
+    /**
+     * The safety margin of a lease with this TTL: TTL/5. A caller that must stop work before anyone
+     * else can get the lock (such as {@code latchkey run}, which kills its command) has this long
+     * from the loss of an expired lease.
+     */
+    public static Duration safetyMargin(Duration ttl) {
+        return ttl.dividedBy(5);
+    }
 
     /**
      * How long before the store's expiry this lease turns invalid locally (TTL/5). A backend that

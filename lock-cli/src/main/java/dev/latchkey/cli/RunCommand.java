@@ -3,12 +3,14 @@ package dev.latchkey.cli;
 import dev.latchkey.Durations;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.ManagedLease;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -28,24 +30,45 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code latchkey run}: CMD runs only while this process holds the lease on KEY, renewed by
- * heartbeat. Guarantees: CMD is not started unless the lock was acquired; if the lease is lost
- * while CMD runs (renewal failed, broken by {@code release --force}, taken over), CMD's process
- * tree is terminated (default) and the status is 76; if latchkey itself gets SIGTERM/SIGINT, CMD
- * is terminated and the lease released before the JVM exits. If only the final release fails
- * (store unreachable), CMD's status is kept, with a warning: the lease ends at its TTL. After
- * {@code kill -9} of latchkey the lease is not released here: the backend reclaims it (at once for
- * {@code file://}, whose OS lock dies with the process; otherwise after the TTL).
+ * heartbeat.
+ *
+ * <p><b>Guarantees.</b> CMD is not started unless the lock was acquired. If the lease is lost while
+ * CMD runs, CMD's process tree is stopped (SIGTERM, SIGKILL after the grace) and the status is 76;
+ * when the lease expired (renewals failed or were late), every process of that tree has exited
+ * before the store can let anyone else in: the loss is signalled the lease's safety margin (TTL/5)
+ * before the store's expiry, and {@link KillWindow} fits the grace and the SIGKILL into that margin,
+ * refusing a {@code --grace} or {@code --ttl} where they cannot fit. latchkey exits only after the
+ * tree is gone. If latchkey itself gets SIGTERM/SIGINT, CMD's tree is stopped the same way and the
+ * lease released before the JVM exits. If only the final release fails (store unreachable), CMD's
+ * status is kept, with a warning: the lease ends at its TTL.
+ *
+ * <p><b>What remains.</b>
+ * <ul>
+ *   <li>A lease broken by {@code latchkey release --force} (or {@code run --force}) from elsewhere
+ *       is lost at once: the next holder may be in before CMD is killed. So may one after a server
+ *       ended the lease early (a PostgreSQL session terminated) or a record deleted by hand.</li>
+ *   <li>Descendants that left the process tree before it was walked (a double fork, a daemon
+ *       re-parented to init) are not found, so not killed; a process that only called
+ *       {@code setsid} is still in the tree and is.</li>
+ *   <li>{@code --on-lost=ignore} knowingly lets CMD run beside the next holder.</li>
+ *   <li>A latchkey paused for longer than the margin (SIGSTOP, a suspended VM) notices the loss
+ *       late; after {@code kill -9} of latchkey nothing stops CMD, and the lease is not released here:
+ *       the backend reclaims it (at once for {@code file://}, whose OS lock dies with the process;
+ *       otherwise after the TTL). Fencing tokens protect a resource against both.</li>
+ *   <li>When CMD exits by itself, descendants it left running in the background are not waited for.</li>
+ * </ul>
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run CMD while holding the lock KEY; exit with CMD's status.",
             "If the lock is busy after --wait, exit 75 naming the holder. If the lease is lost while "
-                    + "CMD runs, CMD is terminated (SIGTERM, SIGKILL after --grace) and the status is 76."},
+                    + "CMD runs, CMD's process tree is killed (SIGTERM, SIGKILL after --grace) and the status is 76; "
+                    + "when the lease expired, the tree is dead before the store can let anyone else in."},
         exitCodeListHeading = "%nExit status:%n", exitCodeList = {
             "0..255:CMD's own status (128+n if killed by signal n).",
-            "2:Usage error, bad or unknown URI, invalid key.",
+            "2:Usage error, bad or unknown URI, invalid key, a --grace or --ttl that cannot stop CMD in time.",
             "69:Backend unavailable.",
-            "75:The lock was still busy after --wait.",
-            "76:The lease was lost while CMD ran (with --on-lost=kill).",
+            "75:The lock was still busy after --wait (with --force: it changed hands after it was looked up).",
+            "76:The lease was lost while CMD ran (with --on-lost=kill); CMD's process tree was killed.",
             "126/127:CMD could not be executed / was not found."})
 final class RunCommand implements Callable<Integer> {
     enum OnLost { kill, ignore }
@@ -71,19 +94,26 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--ttl", defaultValue = "60s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Lease time to live, renewed every ttl/3 while CMD runs; how long a crashed "
-                    + "holder blocks others where the backend cannot see the crash (default: ${DEFAULT-VALUE}).")
+                    + "holder blocks others where the backend cannot see the crash (default: ${DEFAULT-VALUE}; "
+                    + "at least 5s with --on-lost=kill, so that CMD can be killed within TTL/5).")
     Duration ttl;
 
-    @Option(names = "--force", description = "Break the existing lock first, whoever holds it.")
+    @Option(names = "--force", description = "Break the lease holding the lock first (as 'status' would show it); "
+            + "if the lock changed hands meanwhile, the new holder is left alone and the lock is busy.")
     boolean force;
 
     @Option(names = "--on-lost", defaultValue = "kill", paramLabel = "kill|ignore",
-            description = "If the lease is lost while CMD runs: kill = terminate CMD and exit 76 "
-                    + "(default); ignore = warn on stderr and let CMD finish (exit with its status).")
+            description = "If the lease is lost while CMD runs: kill = kill CMD's process tree before the store "
+                    + "can let anyone else in (unless the lock was broken by force) and exit 76 (default); "
+                    + "ignore = warn on stderr and let CMD finish (exit with its status): CMD then runs beside "
+                    + "the next holder, who may get the lock TTL/5 after the loss, or at once if it was broken.")
     OnLost onLost;
 
-    @Option(names = "--grace", defaultValue = "10s", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "Time between SIGTERM and SIGKILL when CMD is terminated (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--grace", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Time between SIGTERM and SIGKILL when CMD is stopped. With --on-lost=kill it must fit "
+                    + "the lease's safety margin with room for the SIGKILL: at most TTL/10 (TTL/5 - 1s under "
+                    + "a 10s TTL); default: that, at most 10s. With --on-lost=ignore (only latchkey's own "
+                    + "SIGTERM/SIGINT stops CMD) any value; default 10s.")
     Duration grace;
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments (after --).")
@@ -92,11 +122,13 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         LockKeys.validate(key);
+        Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace)
+                : grace != null ? grace : KillWindow.DEFAULT_GRACE;
         LeaseOptions options = LeaseOptions.ttl(ttl)
                 .withMetadata(Map.of("cmd", LatchkeyCommand.summary(command, 256)));
         PrintWriter err = spec.commandLine().getErr();
         try (LockManager locks = root.open(uri)) {
-            if (force) breakLock(locks, err);
+            if (force) breakHolder(locks, err);
             Optional<Lease> lease;
             if (wait.isZero()) {
                 lease = locks.tryAcquire(key, options);
@@ -108,17 +140,33 @@ final class RunCommand implements Callable<Integer> {
                     return busy(err, holder(locks, e.holder()), " after waiting " + Durations.format(wait));
                 }
             }
-            return runHolding(lease.get(), err);
+            return runHolding(lease.get(), effectiveGrace, err);
         }
     }
 
-    private void breakLock(LockManager locks, PrintWriter err) {
-        Optional<LockInfo> holder = locks.inspect(key);
-        if (locks.forceRelease(key)) {
-            err.println("latchkey: broke the lock '" + key + "' held by "
-                    + holder.map(LockInfo::describeHolder).orElse("another holder"));
-            err.flush();
+    /**
+     * {@code --force}: breaks the lease that holds KEY as {@code inspect} shows it, and only that one,
+     * so a holder that took the key after the look is left alone (the acquisition then finds it busy).
+     */
+    private void breakHolder(LockManager locks, PrintWriter err) {
+        Optional<LockInfo> seen = locks.inspect(key);
+        if (seen.isEmpty()) return;
+        LockInfo holder = seen.get();
+        if (holder.leaseId() == null) {
+            err.println("latchkey: did not break the lock '" + key + "': the store names no lease for its holder "
+                    + holder.describeHolder() + ", so it could not be broken without risking a later holder; "
+                    + "use 'latchkey release --force " + key + "' to break whoever holds it");
+        } else if (locks.forceRelease(key, holder.leaseId())) {
+            err.println("latchkey: broke the lock '" + key + "' held by " + holder.describeHolder());
+        } else {
+            Optional<LockInfo> now = locks.inspect(key);
+            if (now.isPresent()) {
+                err.println("latchkey: did not break the lock '" + key + "': it changed hands after it was looked up ("
+                        + holder.describeHolder() + " is gone); the new holder " + now.get().describeHolder()
+                        + " is left alone");
+            }
         }
+        err.flush();
     }
 
     /**
@@ -142,14 +190,18 @@ final class RunCommand implements Callable<Integer> {
         return ExitCodes.BUSY;
     }
 
-    private int runHolding(Lease lease, PrintWriter err) throws InterruptedException {
+    private int runHolding(Lease lease, Duration grace, PrintWriter err) throws InterruptedException {
         AtomicBoolean released = new AtomicBoolean();
         AtomicReference<ChildProcess> child = new AtomicReference<>();
         // SIGTERM/SIGINT to latchkey: stop CMD, then give the lock back before the JVM ends.
         // Registered before CMD starts, so no signal can leave CMD running without the lock.
         Thread hook = new Thread(() -> {
             ChildProcess running = child.get();
-            if (running != null) running.terminateAndWait();
+            try {
+                if (running != null) running.terminate(grace).join();
+            } catch (RuntimeException e) {
+                // shutting down: nothing more can be done for CMD here
+            }
             releaseQuietly(lease, released);
         }, "latchkey-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
@@ -158,7 +210,7 @@ final class RunCommand implements Callable<Integer> {
         AtomicBoolean warned = new AtomicBoolean();
         try {
             try {
-                child.set(ChildProcess.start(command, grace));
+                child.set(ChildProcess.start(command));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 String msg = String.valueOf(e.getMessage());
@@ -169,13 +221,12 @@ final class RunCommand implements Callable<Integer> {
             lease.onLost(e -> {
                 lost.compareAndSet(null, e);
                 if (onLost == OnLost.kill) {
-                    child.get().terminateAsync();
-                } else if (warned.compareAndSet(false, true)) {
-                    err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD runs: " + e.getMessage());
-                    err.flush();
+                    child.get().terminate(grace);
+                } else {
+                    warnIgnored(err, warned, e);
                 }
             });
-            status = child.get().waitFor();
+            status = child.get().waitFor(); // with a termination under way: once the whole tree is gone
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -183,6 +234,25 @@ final class RunCommand implements Callable<Integer> {
                 // the hook is running and releases the lease itself
             }
         }
+        // a lease known lost has nothing to give back (and its store may hang a release)
+        if (lost.get() == null) releaseAtEnd(lease, released, lost, err);
+        LeaseLostException e = lost.get();
+        if (e == null) return status;
+        if (onLost == OnLost.kill) {
+            child.get().awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
+            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (child.get().isTerminating()
+                    ? "; CMD was terminated" + (e.reason() == Reason.EXPIRED ? " before anyone else could get the lock"
+                            : ", but the next holder may have got the lock before")
+                    : "") + ": " + e.getMessage());
+            err.flush();
+            return ExitCodes.LEASE_LOST;
+        }
+        warnIgnored(err, warned, e);
+        return status;
+    }
+
+    /** The release after CMD ended under a lease not known to be lost. */
+    private void releaseAtEnd(Lease lease, AtomicBoolean released, AtomicReference<LeaseLostException> lost, PrintWriter err) {
         try {
             releaseOnce(lease, released);
         } catch (LeaseLostException e) {
@@ -193,19 +263,17 @@ final class RunCommand implements Callable<Integer> {
                     + e.getMessage());
             err.flush();
         }
-        LeaseLostException e = lost.get();
-        if (e == null) return status;
-        if (onLost == OnLost.kill) {
-            err.println("latchkey: lost the lock '" + key + "' while CMD ran"
-                    + (child.get().isTerminating() ? "; CMD was terminated" : "") + ": " + e.getMessage());
-            err.flush();
-            return ExitCodes.LEASE_LOST;
-        }
-        if (warned.compareAndSet(false, true)) {
-            err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD ran: " + e.getMessage());
-            err.flush();
-        }
-        return status;
+    }
+
+    /** {@code --on-lost=ignore}: says once, and exactly, what going on means. */
+    private void warnIgnored(PrintWriter err, AtomicBoolean warned, LeaseLostException e) {
+        if (!warned.compareAndSet(false, true)) return;
+        String nextHolder = e.reason() == Reason.EXPIRED
+                ? "who can get it " + Durations.format(ManagedLease.safetyMargin(ttl)) + " after the loss"
+                : "who may have it already";
+        err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD ran (--on-lost=ignore: CMD was not"
+                + " stopped, so it may run beside the next holder, " + nextHolder + "): " + e.getMessage());
+        err.flush();
     }
 
     private static void releaseOnce(Lease lease, AtomicBoolean released) {

@@ -7,11 +7,13 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -105,18 +107,88 @@ class LatchkeyCommandTest {
         assertThatThrownBy(held::renew).isInstanceOf(LeaseLostException.class);
     }
 
+    /** The holder changes between --force's look-up and its break: the successor is left alone, and the lock is busy. */
     @Test
-    void lostLeaseTerminatesTheCommandAndExits76() throws Exception {
-        CompletableFuture<Result> running = CompletableFuture.supplyAsync(
-                () -> latchkey("run", "--uri", uri, "--key", "k", "--ttl", "1s", "--", "sleep", "30"));
-        while (other.inspect("k").isEmpty()) {
-            assertThat(running).as("run ended before holding the lock").isNotDone();
-            Thread.sleep(20); // polls for the condition "latchkey holds k"
+    void forceLeavesASuccessorThatCameAfterTheLookUpAlone() {
+        String name = "cli-" + UUID.randomUUID();
+        try (LockManager store = Latchkey.open("mem://" + name)) {
+            Lease stuck = store.tryAcquire("k", LeaseOptions.defaults().withOwner("stuck-job")).orElseThrow();
+            Lease[] successor = new Lease[1];
+            InterposedLockProvider.afterNextInspect(name, () -> {
+                stuck.release();
+                successor[0] = store.tryAcquire("k", LeaseOptions.defaults().withOwner("successor-job")).orElseThrow();
+            });
+            Result r = latchkey("run", "--uri", "interposed://" + name, "--key", "k", "--force", "--", "true");
+            assertThat(r.status()).as(r.err()).isEqualTo(75);
+            assertThat(r.err()).contains("did not break the lock 'k'").contains("changed hands").contains("left alone")
+                    .contains("'k' is busy").contains("successor-job");
+            assertThat(successor[0].isValid()).isTrue();
+            successor[0].renew(); // not broken
+            successor[0].release();
         }
-        assertThat(other.forceRelease("k")).isTrue();
-        Result r = running.get(45, TimeUnit.SECONDS); // far less than sleep 30 + grace: CMD was terminated
-        assertThat(r.status()).isEqualTo(76);
-        assertThat(r.errLine()).contains("lost the lock 'k'").contains("CMD was terminated");
+    }
+
+    @Test
+    void releaseForceNamesTheHolderItActuallyBroke() {
+        String name = "cli-" + UUID.randomUUID();
+        try (LockManager store = Latchkey.open("mem://" + name)) {
+            Lease old = store.tryAcquire("k", LeaseOptions.defaults().withOwner("old-job")).orElseThrow();
+            Lease[] successor = new Lease[1];
+            LockInfo[] recorded = new LockInfo[1];
+            InterposedLockProvider.afterNextInspect(name, () -> {
+                old.release();
+                successor[0] = store.tryAcquire("k", LeaseOptions.defaults().withOwner("successor-job")).orElseThrow();
+                recorded[0] = store.inspect("k").orElseThrow();
+            });
+            Result r = latchkey("release", "--uri", "interposed://" + name, "--force", "k");
+            assertThat(r.status()).as(r.err()).isZero();
+            assertThat(r.out().strip()).isEqualTo("released lock 'k' held by " + recorded[0].describeHolder());
+            assertThatThrownBy(successor[0]::renew).isInstanceOf(LeaseLostException.class);
+        }
+    }
+
+    @Test
+    void releaseForceLeaseIdBreaksOnlyThatLease() {
+        Lease old = other.tryAcquire("k", LeaseOptions.defaults().withOwner("old-job")).orElseThrow();
+        String oldId = old.leaseId();
+        old.release();
+        Lease successor = other.tryAcquire("k", LeaseOptions.defaults().withOwner("successor-job")).orElseThrow();
+        Result stale = latchkey("release", "--uri", uri, "--force", "--lease-id", oldId, "k");
+        assertThat(stale.status()).as(stale.err()).isEqualTo(75);
+        assertThat(stale.errLine()).contains("lease " + oldId + " does not hold lock 'k'").contains("successor-job")
+                .contains(successor.leaseId()).contains("left alone");
+        successor.renew(); // not broken
+        Result current = latchkey("release", "--uri", uri, "--force", "--lease-id", successor.leaseId(), "k");
+        assertThat(current.status()).as(current.err()).isZero();
+        assertThat(current.out()).contains("released lock 'k' held by lease " + successor.leaseId());
+        assertThatThrownBy(successor::renew).isInstanceOf(LeaseLostException.class);
+        assertThat(latchkey("release", "--uri", uri, "--force", "--lease-id", oldId, "k").out()).contains("was not held");
+    }
+
+    /**
+     * CMD dies on SIGTERM, but a child it started ignores it and would sleep for ten minutes: the
+     * child is killed too, and gone by the time run returns, within seconds of the loss.
+     */
+    @Test
+    void lostLeaseKillsTheWholeTreeBeforeExiting76(@TempDir Path dir) throws Exception {
+        Path pids = dir.resolve("pids");
+        CompletableFuture<Result> running = CompletableFuture.supplyAsync(() -> latchkey("run", "--uri", uri,
+                "--key", "k", "--ttl", "10s", "--", "sh", "-c",
+                "(trap '' TERM; exec sleep 600) & echo $$ $! > '" + pids + ".tmp'; mv '" + pids + ".tmp' '" + pids
+                        + "'; wait"));
+        List<ProcessHandle> tree = ProcessTrees.awaitPids(pids, running);
+        try {
+            assertThat(other.forceRelease("k")).isTrue();
+            long lostAt = System.nanoTime();
+            Result r = running.get(60, TimeUnit.SECONDS);
+            assertThat(r.status()).as(r.err()).isEqualTo(76);
+            assertThat(r.errLine()).contains("lost the lock 'k'").contains("CMD was terminated");
+            assertThat(tree).as("CMD and its TERM-ignoring child, when run returned").allMatch(ChildProcess::hasExited);
+            assertThat(Duration.ofNanos(System.nanoTime() - lostAt)).as("from the loss to run's exit; CMD sleeps 10 minutes")
+                    .isLessThan(ProcessTrees.SOON);
+        } finally {
+            tree.forEach(ProcessHandle::destroyForcibly);
+        }
     }
 
     @Test
@@ -133,7 +205,8 @@ class LatchkeyCommandTest {
         assertThat(running).isNotDone();
         Files.createFile(go);
         assertThat(running.get(45, TimeUnit.SECONDS)).isEqualTo(5);
-        assertThat(err.toString()).contains("lost the lock 'k'");
+        assertThat(err.toString().lines()).singleElement().asString().contains("lost the lock 'k'")
+                .contains("--on-lost=ignore: CMD was not stopped, so it may run beside the next holder, who may have it already");
     }
 
     @Test
@@ -180,6 +253,23 @@ class LatchkeyCommandTest {
         assertThat(latchkey("run", "--uri", uri, "--key", "k").status()).as("no CMD").isEqualTo(2);
         assertThat(latchkey("frobnicate").status()).isEqualTo(2);
         assertThat(latchkey().status()).as("no subcommand").isEqualTo(2);
+    }
+
+    @Test
+    void aGraceOrTtlThatCannotStopCmdInTimeIsAUsageError() {
+        Result shortTtl = latchkey("run", "--uri", uri, "--key", "k", "--ttl", "2s", "--", "true");
+        assertThat(shortTtl.status()).isEqualTo(2);
+        assertThat(shortTtl.errLine()).contains("--ttl 2s is too short for --on-lost=kill")
+                .contains("safety margin (TTL/5 = 400ms)").contains("use --ttl 5s or more");
+        Result longGrace = latchkey("run", "--uri", uri, "--key", "k", "--grace", "10s", "--", "true");
+        assertThat(longGrace.status()).isEqualTo(2);
+        assertThat(longGrace.errLine()).contains("--grace 10s does not fit --ttl 1m")
+                .contains("before the store can let the next holder in").contains("(TTL/5 = 12s)")
+                .contains("use --grace 6s or less, or --ttl 100s or more");
+        assertThat(other.inspect("k")).as("refused before acquiring").isEmpty();
+        assertThat(latchkey("run", "--uri", uri, "--key", "k", "--grace", "10s", "--ttl", "100s", "--", "true").status()).isZero();
+        assertThat(latchkey("run", "--uri", uri, "--key", "k", "--ttl", "1s", "--on-lost", "ignore", "--", "true").status())
+                .as("ignore kills nothing on loss").isZero();
     }
 
     @Test
@@ -254,6 +344,7 @@ class LatchkeyCommandTest {
         assertThat(root.status()).isZero();
         assertThat(root.out()).contains("75").contains("76").contains("69").contains("run").contains("bench");
         assertThat(latchkey("run", "--help").out()).contains("--wait").contains("--on-lost").contains("76");
+        assertThat(latchkey("run", "--help").out().replaceAll("\\s+", " ")).contains("CMD then runs beside the next holder");
         assertThat(latchkey("--version").out()).startsWith("latchkey ");
     }
 
@@ -272,8 +363,8 @@ class LatchkeyCommandTest {
 
     @Test
     void heartbeatKeepsTheLeaseWhileTheCommandOutlivesItsTtl() {
-        // without renewal the 3s lease would end under the 4s CMD and release would report it lost (76)
-        Result r = latchkey("run", "--uri", uri, "--key", "k", "--ttl", "3s", "--", "sleep", "4");
+        // without renewal the 5s lease would end under the 6s CMD and release would report it lost (76)
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "--ttl", "5s", "--", "sleep", "6");
         assertThat(r.status()).as(r.err()).isZero();
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -78,34 +79,47 @@ class LatchkeyJarIT {
         }
     }
 
+    /** CMD and its child ignore SIGTERM and would sleep ten minutes: both are gone within seconds of the loss. */
     @Test
-    void lostLeaseTerminatesTheCommandAndExits76() throws Exception {
-        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "lost", "--ttl", "1s", "--",
-                "sh", "-c", "echo started; exec sleep 30");
-        holder.awaitOut("started");
-        List<ProcessHandle> children = holder.process.descendants().toList();
-        JarCli.Result release = JarCli.run(dir, "release", "--uri", uri, "--force", "lost");
-        assertThat(release.status()).as(release.err()).isZero();
-        assertThat(release.out()).contains("released lock 'lost'");
-        JarCli.Result r = holder.await();
-        assertThat(r.status()).as(r.err()).isEqualTo(76);
-        assertThat(r.err().lines()).singleElement().asString().contains("lost the lock 'lost'");
-        for (ProcessHandle child : children) {
-            child.onExit().get(1, TimeUnit.MINUTES); // the sleep was terminated, not left running
+    void lostLeaseKillsTheWholeTreeAndExits76() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "lost", "--ttl", "5s", "--", "sh", "-c",
+                "trap '' TERM; sleep 600 & echo $$ $! > pids.tmp; mv pids.tmp pids; wait");
+        List<ProcessHandle> tree = ProcessTrees.awaitPids(dir.resolve("pids"), holder.process.onExit());
+        try {
+            long lostAt = System.nanoTime();
+            JarCli.Result release = JarCli.run(dir, "release", "--uri", uri, "--force", "lost");
+            assertThat(release.status()).as(release.err()).isZero();
+            assertThat(release.out()).contains("released lock 'lost'");
+            JarCli.Result r = holder.await();
+            assertThat(r.status()).as(r.err()).isEqualTo(76);
+            assertThat(r.err().lines()).singleElement().asString().contains("lost the lock 'lost'")
+                    .contains("CMD was terminated");
+            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ChildProcess::hasExited);
+            assertThat(Duration.ofNanos(System.nanoTime() - lostAt)).as("from the break to latchkey's exit")
+                    .isLessThan(ProcessTrees.SOON);
+        } finally {
+            tree.forEach(ProcessHandle::destroyForcibly);
         }
     }
 
+    /** CMD dies of SIGTERM, its child ignores it and would sleep ten minutes: latchkey exits only once both are gone. */
     @Test
-    void sigtermStopsTheCommandAndReleases() throws Exception {
-        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "sig", "--",
-                "sh", "-c", "echo started; exec sleep 300");
-        holder.awaitOut("started");
-        List<ProcessHandle> children = holder.process.descendants().toList();
-        holder.process.destroy(); // SIGTERM
-        assertThat(holder.await().status()).isEqualTo(128 + 15);
-        for (ProcessHandle child : children) child.onExit().get(1, TimeUnit.MINUTES);
-        JarCli.Result status = JarCli.run(dir, "status", "--uri", uri, "sig");
-        assertThat(status.out()).contains("state    free");
+    void sigtermStopsTheWholeTreeAndReleases() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "sig", "--grace", "1s", "--", "sh", "-c",
+                "(trap '' TERM; exec sleep 600) & echo $$ $! > pids.tmp; mv pids.tmp pids; wait");
+        List<ProcessHandle> tree = ProcessTrees.awaitPids(dir.resolve("pids"), holder.process.onExit());
+        try {
+            long signalledAt = System.nanoTime();
+            holder.process.destroy(); // SIGTERM
+            assertThat(holder.await().status()).isEqualTo(128 + 15);
+            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ChildProcess::hasExited);
+            assertThat(Duration.ofNanos(System.nanoTime() - signalledAt)).as("from SIGTERM to latchkey's exit")
+                    .isLessThan(ProcessTrees.SOON);
+            JarCli.Result status = JarCli.run(dir, "status", "--uri", uri, "sig");
+            assertThat(status.out()).contains("state    free");
+        } finally {
+            tree.forEach(ProcessHandle::destroyForcibly);
+        }
     }
 
     @Test
@@ -119,6 +133,16 @@ class LatchkeyJarIT {
         }
         assertThat(JarCli.run(dir, "status", "--uri", "nosuch://x", "k").err())
                 .contains("installed schemes").contains("file").contains("mem");
+    }
+
+    /** As {@link UriSecretsTest}, in the jar: with -v the backends' own logs go to stderr too. */
+    @Test
+    void userInfoNeverShowsVerboseOrNot() throws Exception {
+        for (String uri : UriSecretsTest.URIS) {
+            JarCli.Result r = JarCli.run(dir, "status", "-v", "--uri", uri, "k");
+            assertThat(r.status()).as(r.err()).isIn(2, 69);
+            UriSecretsTest.assertNoSecret(r.out() + "\n" + r.err(), "status -v --uri " + uri);
+        }
     }
 
     @Test

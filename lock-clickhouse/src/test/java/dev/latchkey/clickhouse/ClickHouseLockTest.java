@@ -83,7 +83,7 @@ class ClickHouseLockTest {
     void uriIsValidatedBeforeIoAndSecretsAreMasked() {
         ClickHouseSettings s = ClickHouseSettings.from(LockUri.parse(
                 "clickhouse://alice:s3cr3t@db.example:8443/analytics?table=locks&ssl=true&settle=250ms&stale=60s&timeout=5s"));
-        assertThat(s.masked()).doesNotContain("s3cr3t").contains("alice:****@");
+        assertThat(s.masked()).doesNotContain("s3cr3t").doesNotContain("alice").contains("clickhouse://****@db.example");
         assertThat(s.endpoint()).doesNotContain("s3cr3t").startsWith("https://db.example:8443/analytics");
         assertThat(s.settle()).isEqualTo(Duration.ofMillis(250));
         assertThat(ClickHouseSettings.from(LockUri.parse("clickhouse://h")).port()).isEqualTo(8123);

@@ -94,6 +94,10 @@ final class PgSettings {
         if (password != null) properties.setProperty("password", password);
         properties.putIfAbsent("ApplicationName", "latchkey");
         properties.putIfAbsent("connectTimeout", String.valueOf(Math.max(1, timeout.toSeconds())));
+        // connectTimeout bounds the TCP connect only: a server that accepts but stops answering would
+        // hang the login of a new connection (a renewal's) forever; PgPool.connect then sets the same
+        // network timeout on the open connection
+        properties.putIfAbsent("socketTimeout", String.valueOf(Math.max(1, timeout.toSeconds())));
         // a half-open pinned session must eventually end on the server too, freeing its locks
         properties.putIfAbsent("tcpKeepAlive", "true");
         String hostPart = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
