@@ -230,15 +230,20 @@ public abstract class ManagedLease implements Lease {
 
     @Override
     public final void release() {
+        synchronized (stateLock) {
+            if (state == State.RELEASED) return;
+            if (state == State.LOST) throw lostCause;
+            if (state == State.HELD) {
+                // From here on the lease is ours no more, whatever the store answers: invalid at once
+                // and no new renewals, even while a renewal in flight keeps the store busy.
+                state = State.RELEASING;
+                if (tick != null) tick.cancel(false);
+            }
+        }
         synchronized (io) {
             synchronized (stateLock) {
                 if (state == State.RELEASED) return;
-                if (state == State.LOST) throw lostCause;
-                if (state == State.HELD) {
-                    // from here on the lease is ours no more, whatever the store answers: no renewals
-                    state = State.RELEASING;
-                    if (tick != null) tick.cancel(false);
-                }
+                if (state == State.LOST) throw lostCause; // the renewal in flight found it lost
             }
             try {
                 releaseInStore();
