@@ -1,6 +1,7 @@
 package dev.latchkey.azure;
 
 import com.azure.core.http.HttpClient;
+import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.core.util.HttpClientOptions;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobContainerClientBuilder;
@@ -11,21 +12,33 @@ import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * The container client of an {@code azblob://container/prefix?…} URI: one HTTP client per manager,
- * one retry at most (the lease logic has its own margins), short per-try timeouts, so an unreachable
- * account surfaces in seconds.
+ * at most {@code maxAttempts} tries of at most {@code timeout} each, 200 ms apart, so an unreachable
+ * account surfaces in seconds. Callers pass {@code timeout} to every SDK call as well, which ends
+ * the call then, whatever its tries are doing: {@code timeout} bounds a whole call, and a second try
+ * only follows a failure that came fast (a reset connection, a 503).
  */
 final class AzureBlobs {
     static final String CONNECTION_STRING_ENV = "AZURE_STORAGE_CONNECTION_STRING";
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration RETRY_DELAY = Duration.ofMillis(200);
 
     private AzureBlobs() {}
 
     /** The container named by the URI's host; the URI's path (trimmed of slashes) is the blob prefix. */
     static BlobContainerClient container(LockUri uri, Duration timeout, int maxAttempts) {
+        return container(uri, timeout, maxAttempts, List.of());
+    }
+
+    /**
+     * As {@link #container(LockUri, Duration, int)}, with {@code policies} in the HTTP pipeline after
+     * the retry policy, so they see every try (tests watch and disturb requests with them).
+     */
+    static BlobContainerClient container(LockUri uri, Duration timeout, int maxAttempts, List<HttpPipelinePolicy> policies) {
         String container = uri.host();
         if (container.isEmpty() || uri.port().isPresent() || uri.user().isPresent()) {
             throw new UnsupportedLockUriException(uri.scheme() + ":// needs a container name as host ("
@@ -42,8 +55,9 @@ final class AzureBlobs {
         BlobContainerClientBuilder b = new BlobContainerClientBuilder()
                 .httpClient(http)
                 .retryOptions(new RequestRetryOptions(RetryPolicyType.FIXED, maxAttempts, timeout,
-                        Duration.ofMillis(200), Duration.ofMillis(200), null))
+                        RETRY_DELAY, RETRY_DELAY, null))
                 .containerName(container);
+        policies.forEach(b::addPolicy);
         String connectionString = System.getenv(CONNECTION_STRING_ENV);
         if (key.isEmpty() && sas.isEmpty() && connectionString != null && !connectionString.isBlank()) {
             b.connectionString(connectionString); // sets endpoint and credential

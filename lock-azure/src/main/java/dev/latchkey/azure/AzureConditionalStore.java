@@ -5,6 +5,7 @@ import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.models.BlobDownloadContentResponse;
+import com.azure.storage.blob.models.BlobDownloadHeaders;
 import com.azure.storage.blob.models.BlobItem;
 import com.azure.storage.blob.models.BlobRequestConditions;
 import com.azure.storage.blob.models.BlobStorageException;
@@ -15,6 +16,7 @@ import dev.latchkey.spi.StoredRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -30,11 +32,19 @@ import java.util.Optional;
  * timeouts and I/O errors. A retried write whose first attempt landed answers 412; the lease engine
  * re-reads and recognises its own lease id, so that is never mistaken for a lost race.
  *
+ * <p><b>Mode.</b> Every upload carries the {@code mode=etag} marker, and a read of a blob that
+ * {@code mode=lease} made or claims fails with {@link LockBlobMode#mismatch} (never "not a lease
+ * record"), so a {@code mode=lease} client on the same prefix is refused, not raced. A blob lease
+ * taken by such a client for a moment (before it sees the marker and gives the lease back) makes our
+ * writes answer 412, which reads as "not written": the engine re-reads and decides, as for any
+ * refused write.
+ *
  * <p><b>Age</b> is the response's {@code Date} minus the blob's {@code Last-Modified}, both from the
  * server, lowered by their one-second resolution.
  */
 final class AzureConditionalStore implements ConditionalStore {
     private static final String SUFFIX = ".lock";
+    private static final Map<String, String> ETAG_MARKER = LockBlobMode.marker(LockBlobMode.ETAG);
 
     private final BlobContainerClient container;
     private final String base;
@@ -60,9 +70,13 @@ final class AzureConditionalStore implements ConditionalStore {
         try {
             BlobDownloadContentResponse r = container.getBlobClient(blob)
                     .downloadContentWithResponse(null, null, timeout, Context.NONE);
-            String etag = r.getDeserializedHeaders().getETag();
-            return Optional.of(new StoredRecord(r.getValue().toBytes(), etag,
-                    AzureErrors.age(r.getHeaders().getValue(HttpHeaderName.DATE), r.getDeserializedHeaders().getLastModified())));
+            BlobDownloadHeaders h = r.getDeserializedHeaders();
+            byte[] data = r.getValue().toBytes();
+            if (LockBlobMode.isLeaseBlob(h.getMetadata(), h.getLeaseState(), data.length)) {
+                throw LockBlobMode.mismatch(blob, where, LockBlobMode.LEASE, LockBlobMode.ETAG);
+            }
+            return Optional.of(new StoredRecord(data, h.getETag(),
+                    AzureErrors.age(r.getHeaders().getValue(HttpHeaderName.DATE), h.getLastModified())));
         } catch (BlobStorageException e) {
             if (AzureErrors.blobMissing(e)) return Optional.empty();
             throw AzureErrors.failure("download", blob, where, e);
@@ -93,10 +107,11 @@ final class AzureConditionalStore implements ConditionalStore {
         }
     }
 
-    /** One block-blob upload (Put Blob) of {@code data}; returns the new ETag. */
+    /** One block-blob upload (Put Blob) of {@code data} with the mode marker; returns the new ETag. */
     private String put(String blob, byte[] data, BlobRequestConditions conditions) {
         return container.getBlobClient(blob).getBlockBlobClient().uploadWithResponse(
-                new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions),
+                new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions)
+                        .setMetadata(ETAG_MARKER),
                 timeout, Context.NONE).getValue().getETag();
     }
 

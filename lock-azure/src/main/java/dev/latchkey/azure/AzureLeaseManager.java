@@ -5,7 +5,6 @@ import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
-import com.azure.storage.blob.models.BlobErrorCode;
 import com.azure.storage.blob.models.BlobItem;
 import com.azure.storage.blob.models.BlobListDetails;
 import com.azure.storage.blob.models.BlobProperties;
@@ -21,6 +20,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
@@ -29,28 +29,21 @@ import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockNames;
-import dev.latchkey.spi.ManagedLease;
 import dev.latchkey.spi.TimeSource;
-import java.net.URLDecoder;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code mode=lease}: locks as Azure blob leases on {@code <prefix>/<encoded key>.lock}.
@@ -61,30 +54,30 @@ import java.util.concurrent.ThreadLocalRandom;
  * to 60 (Azure's only finite durations); other TTLs are refused rather than silently changed, as a
  * shorter lease would free a crashed holder's lock before its TTL and a longer one would hold it
  * past. Renew, release and break are the lease operations themselves; a broken or taken-over
- * holder's renew or release fails at the server ({@link LeaseLostException}).
+ * holder's renew or release fails at the server ({@link AzureLease}). The blob must be a
+ * {@code mode=lease} one: a {@code mode=etag} blob is refused after taking its lease and before
+ * claiming it, and the lease given back ({@link LockBlobMode}).
  *
  * <p><b>Fencing.</b> The counter lives in the blob's metadata and is written only under the new
  * lease (lease id + ETag conditions) right after acquiring: whoever holds the lease reads the last
  * token and writes the next, and a holder whose lease was broken before that write cannot make it.
  * So tokens strictly increase across release, expiry, break and takeover.
  *
- * <p>Release renews first (Azure would let the old lease id release a broken lease) and then
- * releases; a break landing between the two is not reported, and the key is free either way. A
- * retried release whose first attempt landed answers "no lease" and is reported as
- * {@link LeaseLostException} — again, the key is free.
+ * <p><b>Requests whose outcome is unknown</b> (a timeout, a lost reply, a 5xx) never leave a
+ * phantom holder for a lease's duration: a lease acquisition that failed so, and a lease acquired
+ * for a claim that then failed, are released with their own lease id — at once when the store
+ * answered, else in the background ({@code LeaseRuntime.later}), backing off, until a release is
+ * confirmed or the lease's duration has passed since the acquisition was sent. Releasing by lease id
+ * touches no one else's lease. A holder record whose reply was lost, so that the SDK's retry
+ * answered 412, is recognised as ours (the record names our lease id and our lease still renews).
  */
 final class AzureLeaseManager implements LockManager {
+    private static final System.Logger LOG = System.getLogger(AzureLeaseManager.class.getName());
     static final Duration MIN_TTL = Duration.ofSeconds(15);
     static final Duration MAX_TTL = Duration.ofSeconds(60);
     private static final String SUFFIX = ".lock";
-    private static final String M_KEY = "latchkey_key";
-    private static final String M_OWNER = "latchkey_owner";
-    private static final String M_LEASE = "latchkey_lease";
-    private static final String M_TOKEN = "latchkey_token";
-    private static final String M_ACQUIRED = "latchkey_acquired";
-    private static final String M_TTL = "latchkey_ttl_ms";
-    private static final String M_META = "latchkey_meta";
     private static final long MAX_POLL_MILLIS = 1000;
+    private static final long FIRST_WITHDRAW_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING_TOKENS, Capability.SERVER_SIDE_EXPIRY, Capability.LIST));
 
@@ -97,6 +90,7 @@ final class AzureLeaseManager implements LockManager {
     private final LeaseRuntime runtime;
     private volatile boolean closed;
 
+    /** @param timeout what one call may take, all its tries included */
     AzureLeaseManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
@@ -150,57 +144,73 @@ final class AzureLeaseManager implements LockManager {
         return (int) ttl.toSeconds();
     }
 
+    private String blobName(String key) {
+        return base + LockNames.encode(key) + SUFFIX;
+    }
+
     /** One try: the lease, or null when someone else holds it. */
     private AzureLease attempt(String key, LeaseOptions options, int seconds) {
-        String blobName = base + LockNames.encode(key) + SUFFIX;
+        String blobName = blobName(key);
         BlobClient blob = container.getBlobClient(blobName);
         String leaseId = UUID.randomUUID().toString();
         BlobLeaseClient leases = new BlobLeaseClientBuilder().blobClient(blob).leaseId(leaseId).buildClient();
         long sent = time.nanoTime();
-        if (!acquireLease(blob, leases, blobName, seconds)) return null;
+        long expires = sent + TimeUnit.SECONDS.toNanos(seconds);
+        if (!acquireLease(blob, leases, blobName, seconds, expires)) return null;
+        long token;
         try {
-            long token = writeHolder(blob, blobName, key, leaseId, options);
-            AzureLease lease = new AzureLease(key, leaseId, token, options, sent, leases, blobName);
-            lease.begin();
-            return lease;
+            token = claim(blob, leases, blobName, key, leaseId, options);
         } catch (LeaseLostException e) {
-            releaseQuietly(leases); // broken before we could claim the token: someone else may have it now
+            giveBack(leases, blobName, expires, e); // broken while we claimed it
             return null;
         } catch (RuntimeException e) {
-            releaseQuietly(leases);
+            giveBack(leases, blobName, expires, e);
             throw e;
         }
+        AzureLease lease = new AzureLease(runtime, key, leaseId, token, options, sent, leases, blobName, where, timeout);
+        lease.begin(); // gives the lease back itself if the claim took so long that it would be invalid on arrival
+        return lease;
     }
 
-    /** Best effort after a failed claim: a lease we cannot release runs out by itself. */
-    private static void releaseQuietly(BlobLeaseClient leases) {
-        try {
-            leases.releaseLease();
-        } catch (RuntimeException ignored) {
-            // not ours any more, or the store is unreachable: either way nothing else to do
-        }
-    }
-
-    /** True if we got the lease; creates the (empty) blob first when it does not exist. */
-    private boolean acquireLease(BlobClient blob, BlobLeaseClient leases, String blobName, int seconds) {
+    /**
+     * True if we got the lease; creates the (empty, marked) blob first when it does not exist. An
+     * acquisition whose outcome is unknown is withdrawn in the background before the failure is thrown.
+     */
+    private boolean acquireLease(BlobClient blob, BlobLeaseClient leases, String blobName, int seconds, long expires) {
         for (int i = 0; i < 3; i++) {
             try {
                 leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE);
                 return true;
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() == 409) return false; // LeaseAlreadyPresent
-                if (!AzureErrors.blobMissing(e)) throw AzureErrors.failure("acquire lease", blobName, where, e);
+                if (!AzureErrors.blobMissing(e)) throw withdrawn(leases, blobName, expires, e);
             } catch (RuntimeException e) {
-                throw AzureErrors.failure("acquire lease", blobName, where, e);
+                throw withdrawn(leases, blobName, expires, e);
             }
             createBlob(blob, blobName);
         }
         return false; // created and deleted under us repeatedly: report busy, the caller may retry
     }
 
+    /** After a failed acquisition: withdraws it if it may have been granted; returns what to throw. */
+    private LockBackendException withdrawn(BlobLeaseClient leases, String blobName, long expires, RuntimeException e) {
+        LockBackendException failure = AzureErrors.failure("acquire lease", blobName, where, e);
+        if (outcomeUnknown(failure)) withdrawLater(leases, blobName, expires, false, FIRST_WITHDRAW_NANOS);
+        return failure;
+    }
+
+    /**
+     * A failure after which the request may still have been applied: no answer, or a server error
+     * (what {@link AzureErrors#failure} marks retriable), or something unexpected.
+     */
+    private static boolean outcomeUnknown(RuntimeException e) {
+        return e instanceof LockBackendException b ? b.isRetriable() : !(e instanceof LockException);
+    }
+
     private void createBlob(BlobClient blob, String blobName) {
         try {
             blob.getBlockBlobClient().uploadWithResponse(new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(new byte[0]))
+                    .setMetadata(LockBlobMode.marker(LockBlobMode.LEASE))
                     .setRequestConditions(new BlobRequestConditions().setIfNoneMatch("*")), timeout, Context.NONE);
         } catch (BlobStorageException e) {
             if (e.getStatusCode() != 409 && e.getStatusCode() != 412) throw AzureErrors.failure("create", blobName, where, e);
@@ -210,29 +220,90 @@ final class AzureLeaseManager implements LockManager {
         }
     }
 
-    /** Under our lease: reads the last token and records us as holder with the next one. */
-    private long writeHolder(BlobClient blob, String blobName, String key, String leaseId, LeaseOptions options) {
+    /**
+     * Under our new lease: refuses a {@code mode=etag} blob, reads the last token and records us as
+     * holder with the next one.
+     *
+     * @throws LeaseLostException our lease was broken or taken before the record landed
+     */
+    private long claim(BlobClient blob, BlobLeaseClient leases, String blobName, String key, String leaseId,
+                       LeaseOptions options) {
+        BlobProperties p = properties(blob, blobName);
+        if (LockBlobMode.isEtagBlob(p.getMetadata(), p.getBlobSize())) {
+            throw LockBlobMode.mismatch(blobName, where, LockBlobMode.ETAG, LockBlobMode.LEASE);
+        }
+        long token = HolderMetadata.token(p.getMetadata()) + 1;
         try {
-            BlobProperties p = blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
-            long token = parseLong(p.getMetadata().get(M_TOKEN)) + 1;
-            Map<String, String> meta = new HashMap<>();
-            meta.put(M_KEY, enc(key));
-            meta.put(M_OWNER, enc(options.owner()));
-            meta.put(M_LEASE, leaseId);
-            meta.put(M_TOKEN, Long.toString(token));
-            meta.put(M_ACQUIRED, time.now().toString());
-            meta.put(M_TTL, Long.toString(options.ttl().toMillis()));
-            if (!options.metadata().isEmpty()) meta.put(M_META, encodeMap(options.metadata()));
-            blob.setMetadataWithResponse(meta, new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(p.getETag()),
-                    timeout, Context.NONE);
+            blob.setMetadataWithResponse(HolderMetadata.of(key, leaseId, token, time.now(), options),
+                    new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(p.getETag()), timeout, Context.NONE);
             return token;
         } catch (BlobStorageException e) {
-            if (e.getStatusCode() == 412 || e.getStatusCode() == 409) {
-                throw new LeaseLostException(Reason.BROKEN, "lease on '" + key + "' was broken while it was being claimed");
-            }
-            throw AzureErrors.failure("record holder", blobName, where, e);
+            if (e.getStatusCode() != 412 && e.getStatusCode() != 409) throw AzureErrors.failure("record holder", blobName, where, e);
         } catch (RuntimeException e) {
             throw AzureErrors.failure("record holder", blobName, where, e);
+        }
+        // 412: the ETag moved, or the lease is no longer ours. An SDK retry of a record that landed
+        // moves the ETag too: it is ours if the blob names our lease and that lease still renews.
+        if (leaseId.equals(HolderMetadata.leaseId(properties(blob, blobName).getMetadata()))) {
+            try {
+                leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+                return token;
+            } catch (BlobStorageException e) {
+                if (e.getStatusCode() != 409 && e.getStatusCode() != 412) throw AzureErrors.failure("renew lease", blobName, where, e);
+            } catch (RuntimeException e) {
+                throw AzureErrors.failure("renew lease", blobName, where, e);
+            }
+        }
+        throw new LeaseLostException(Reason.BROKEN, "lease on '" + key + "' was broken while it was being claimed");
+    }
+
+    private BlobProperties properties(BlobClient blob, String blobName) {
+        try {
+            return blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("read properties", blobName, where, e);
+        }
+    }
+
+    /**
+     * Gives back the lease of a claim that failed with {@code why}: one release now if the store
+     * answered (so the key is free when the caller hears of the failure), in the background if
+     * that fails or the store did not answer (the caller is not held up by an unreachable store).
+     */
+    private void giveBack(BlobLeaseClient leases, String blobName, long expires, RuntimeException why) {
+        if (!outcomeUnknown(why) && released(leases, true)) return;
+        withdrawLater(leases, blobName, expires, true, outcomeUnknown(why) ? 0 : FIRST_WITHDRAW_NANOS);
+    }
+
+    /**
+     * Releases a lease of ours that no caller holds, after {@code delayNanos} and then backing off,
+     * until a release is confirmed or the lease would have expired ({@code expires}).
+     *
+     * @param granted whether the lease was surely granted: then "no lease of ours" ends the
+     *                withdrawal; otherwise the acquisition may still be on its way, so it goes on
+     */
+    private void withdrawLater(BlobLeaseClient leases, String blobName, long expires, boolean granted, long delayNanos) {
+        runtime.later(Duration.ofNanos(delayNanos), () -> {
+            if (released(leases, granted)) return;
+            long next = Math.max(FIRST_WITHDRAW_NANOS, delayNanos * 2);
+            if (time.nanoTime() + next - expires < 0) {
+                withdrawLater(leases, blobName, expires, granted, next);
+            } else {
+                LOG.log(Level.DEBUG, "gave up withdrawing an unclaimed lease on " + blobName + " in " + where
+                        + "; it expires by itself");
+            }
+        });
+    }
+
+    /** One release by lease id; true when no lease of ours is left (released, or, if {@code granted}, none there). */
+    private boolean released(BlobLeaseClient leases, boolean granted) {
+        try {
+            leases.releaseLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+            return true;
+        } catch (BlobStorageException e) {
+            return AzureErrors.blobMissing(e) || (granted && e.getStatusCode() == 409);
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 
@@ -240,10 +311,12 @@ final class AzureLeaseManager implements LockManager {
     public Optional<LockInfo> inspect(String key) {
         LockKeys.validate(key);
         ensureOpen();
-        String blobName = base + LockNames.encode(key) + SUFFIX;
+        String blobName = blobName(key);
         try {
             BlobProperties p = container.getBlobClient(blobName).getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
-            return p.getLeaseState() == LeaseStateType.LEASED ? Optional.ofNullable(info(p.getMetadata(), key)) : Optional.empty();
+            requireLeaseMode(p.getMetadata(), p.getBlobSize(), blobName);
+            return p.getLeaseState() == LeaseStateType.LEASED ? Optional.ofNullable(HolderMetadata.info(p.getMetadata(), key))
+                    : Optional.empty();
         } catch (BlobStorageException e) {
             if (AzureErrors.blobMissing(e)) return Optional.empty();
             throw AzureErrors.failure("read properties", blobName, where, e);
@@ -261,8 +334,11 @@ final class AzureLeaseManager implements LockManager {
         try {
             ListBlobsOptions o = new ListBlobsOptions().setPrefix(from).setDetails(new BlobListDetails().setRetrieveMetadata(true));
             for (BlobItem item : container.listBlobs(o, timeout)) {
-                if (!item.getName().endsWith(SUFFIX) || item.getProperties().getLeaseState() != LeaseStateType.LEASED) continue;
-                LockInfo info = item.getMetadata() == null ? null : info(item.getMetadata(), null);
+                if (!item.getName().endsWith(SUFFIX)) continue;
+                Long size = item.getProperties().getContentLength();
+                requireLeaseMode(item.getMetadata(), size == null ? 0 : size, item.getName());
+                if (item.getProperties().getLeaseState() != LeaseStateType.LEASED) continue;
+                LockInfo info = HolderMetadata.info(item.getMetadata(), null);
                 if (info != null && info.key().startsWith(prefix)) out.add(info);
             }
         } catch (RuntimeException e) {
@@ -270,6 +346,11 @@ final class AzureLeaseManager implements LockManager {
         }
         out.sort(Comparator.comparing(LockInfo::key));
         return out;
+    }
+
+    /** Refuses to report on (or break) a {@code mode=etag} blob as if it were free. */
+    private void requireLeaseMode(Map<String, String> metadata, long size, String blobName) {
+        if (LockBlobMode.isEtagBlob(metadata, size)) throw LockBlobMode.mismatch(blobName, where, LockBlobMode.ETAG, LockBlobMode.LEASE);
     }
 
     @Override
@@ -280,8 +361,8 @@ final class AzureLeaseManager implements LockManager {
     /**
      * Breaks the lease only while the blob's metadata names {@code leaseId}: the break is
      * conditional on the ETag read with it, and a new holder's claim changes the ETag (its holder
-     * record). A holder caught between its lease and that record is broken too — and then fails its
-     * claim, so no lease of it is ever handed out.
+     * record; lease operations leave the ETag alone). A holder caught between its lease and that
+     * record is broken too — and then fails its claim, so no lease of it is ever handed out.
      */
     @Override
     public boolean forceRelease(String key, String leaseId) {
@@ -291,15 +372,15 @@ final class AzureLeaseManager implements LockManager {
     private boolean breakLease(String key, String leaseId) {
         LockKeys.validate(key);
         ensureOpen();
-        String blobName = base + LockNames.encode(key) + SUFFIX;
+        String blobName = blobName(key);
         BlobClient blob = container.getBlobClient(blobName);
         try {
             BlobProperties p = blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
+            requireLeaseMode(p.getMetadata(), p.getBlobSize(), blobName);
             if (p.getLeaseState() != LeaseStateType.LEASED) return false;
             RequestConditions condition = null;
             if (leaseId != null) {
-                LockInfo holder = info(p.getMetadata(), key);
-                if (holder == null || !leaseId.equals(holder.leaseId())) return false;
+                if (!leaseId.equals(HolderMetadata.leaseId(p.getMetadata()))) return false;
                 condition = new RequestConditions().setIfMatch(p.getETag());
             }
             new BlobLeaseClientBuilder().blobClient(blob).buildClient().breakLeaseWithResponse(0, condition, timeout, Context.NONE);
@@ -330,113 +411,5 @@ final class AzureLeaseManager implements LockManager {
 
     private void ensureOpen() {
         if (closed) throw new IllegalStateException("lock manager for " + description + " is closed");
-    }
-
-    /** Holder info from blob metadata; null if the blob carries none (never acquired through us). */
-    private static LockInfo info(Map<String, String> raw, String expectedKey) {
-        Map<String, String> m = new HashMap<>();
-        raw.forEach((k, v) -> m.put(k.toLowerCase(Locale.ROOT), v));
-        if (m.get(M_KEY) == null) return null;
-        String key = dec(m.get(M_KEY));
-        if (expectedKey != null && !expectedKey.equals(key)) return null;
-        Instant acquired = null;
-        try {
-            if (m.get(M_ACQUIRED) != null) acquired = Instant.parse(m.get(M_ACQUIRED));
-        } catch (DateTimeParseException e) {
-            acquired = null; // informational only
-        }
-        // renewals are not written, so only the holder knows its current expiry
-        return new LockInfo(key, m.get(M_OWNER) == null ? null : dec(m.get(M_OWNER)), m.get(M_LEASE),
-                parseLong(m.get(M_TOKEN)), acquired, null, decodeMap(m.get(M_META)));
-    }
-
-    private static long parseLong(String s) {
-        if (s == null) return 0;
-        try {
-            return Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
-    /** Metadata values must be ASCII header values: percent-encode. */
-    private static String enc(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8);
-    }
-
-    private static String dec(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    }
-
-    private static String encodeMap(Map<String, String> map) {
-        StringBuilder sb = new StringBuilder();
-        map.forEach((k, v) -> sb.append(sb.length() == 0 ? "" : "&").append(enc(k)).append('=').append(enc(v)));
-        return enc(sb.toString());
-    }
-
-    private static Map<String, String> decodeMap(String s) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (s == null || s.isEmpty()) return out;
-        for (String pair : dec(s).split("&")) {
-            int eq = pair.indexOf('=');
-            if (eq > 0) out.put(dec(pair.substring(0, eq)), dec(pair.substring(eq + 1)));
-        }
-        return out;
-    }
-
-    /** A held blob lease: renew and release are the lease operations, refused by Azure once lost. */
-    private final class AzureLease extends ManagedLease {
-        private final BlobLeaseClient leases;
-        private final String blobName;
-
-        AzureLease(String key, String leaseId, long token, LeaseOptions options, long sent, BlobLeaseClient leases, String blobName) {
-            super(runtime, key, leaseId, token, options, sent);
-            this.leases = leases;
-            this.blobName = blobName;
-        }
-
-        void begin() {
-            start();
-        }
-
-        @Override
-        protected long renewInStore(Duration ttl, long sentNanos) {
-            try {
-                leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
-                return sentNanos;
-            } catch (BlobStorageException e) {
-                throw lostOr("renew", e);
-            } catch (RuntimeException e) {
-                throw AzureErrors.failure("renew lease", blobName, where, e);
-            }
-        }
-
-        @Override
-        protected void releaseInStore() {
-            try {
-                // Azure lets the old id release a *broken* lease; a renew first refuses it, so a
-                // force-released holder learns of its loss instead of "releasing" the freed key
-                leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
-                leases.releaseLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
-            } catch (BlobStorageException e) {
-                throw lostOr("release", e);
-            } catch (RuntimeException e) {
-                throw AzureErrors.failure("release lease", blobName, where, e);
-            }
-        }
-
-        /** 409/412/404 mean the lease is no longer ours (broken, expired and taken, or the blob deleted). */
-        private RuntimeException lostOr(String what, BlobStorageException e) {
-            int s = e.getStatusCode();
-            if (s == 409 || s == 412 || AzureErrors.blobMissing(e)) {
-                boolean broken = AzureErrors.is(e, BlobErrorCode.LEASE_IS_BROKEN_AND_CANNOT_BE_RENEWED);
-                Reason reason = broken ? Reason.BROKEN : s == 404 ? Reason.GONE : Reason.TAKEN_OVER;
-                String why = broken ? "it was force-released"
-                        : s == 404 ? "the lock blob is gone"
-                        : "the lease is no longer held (" + e.getErrorCode() + ")";
-                return new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token " + fencingToken() + "): " + why);
-            }
-            return AzureErrors.failure(what + " lease", blobName, where, e);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package dev.latchkey.azure;
 
+import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.storage.blob.BlobContainerClient;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
@@ -11,6 +12,7 @@ import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -22,11 +24,20 @@ import java.util.Set;
  *   <li>{@code mode=lease} (default): Azure blob leases, expired by the server's clock; TTL 15–60 s.</li>
  *   <li>{@code mode=etag}: the shared {@link LeaseEngine} over ETag conditional writes; any TTL.</li>
  * </ul>
- * Both are safe under any client clock skew: expiry and staleness are judged by the server.
+ * Both are safe under any client clock skew: expiry and staleness are judged by the server. Both
+ * keep a key in the same blob, and each refuses a blob of the other mode ({@link LockBlobMode}).
+ *
+ * <p><b>Timeouts.</b> {@code timeout} (default 5 s) bounds each call, all its tries included
+ * ({@code maxAttempts}, default 2, of which a second follows only a failure that came fast): inside
+ * the safety margin of the default 60 s TTL (12 s), so a renewal that hangs leaves the heartbeat
+ * time to try again. {@code mode=lease} cuts each renewal and release further, to a tenth of the
+ * lease's TTL ({@link AzureLease}); {@code mode=etag} cannot (one store serves every TTL), so for
+ * TTLs under 25 s choose a {@code timeout} under TTL/5.
  */
 public final class AzureLockProvider implements LockProvider {
     private static final Set<String> PARAMS = Set.of("account", "endpoint", "accountKey", "sas", "mode", "timeout", "maxAttempts");
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
+    private static final int DEFAULT_ATTEMPTS = 2;
 
     @Override
     public Set<String> schemes() {
@@ -40,13 +51,18 @@ public final class AzureLockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
+        return open(uri, context, List.of());
+    }
+
+    /** As {@link #open(LockUri, LockContext)}, with {@code policies} in the client's HTTP pipeline (tests). */
+    static LockManager open(LockUri uri, LockContext context, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
-        String mode = uri.param("mode", "lease");
+        String mode = uri.param("mode", LockBlobMode.LEASE);
         switch (mode) {
-            case "etag":
-                return new LeaseEngine(openStore(uri), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
-            case "lease":
-                return new AzureLeaseManager(container(uri), AzureBlobs.trimSlashes(uri.path()), timeout(uri),
+            case LockBlobMode.ETAG:
+                return new LeaseEngine(etagStore(uri, policies), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+            case LockBlobMode.LEASE:
+                return new AzureLeaseManager(container(uri, policies), AzureBlobs.trimSlashes(uri.path()), timeout(uri),
                         uri.toString(), context);
             default:
                 throw new UnsupportedLockUriException("mode must be lease or etag, was '" + mode + "': " + uri);
@@ -55,22 +71,29 @@ public final class AzureLockProvider implements LockProvider {
 
     /** The ETag store alone, for the TCK's CAS contract and {@code latchkey check}. */
     public ConditionalStore openStore(LockUri uri) {
-        return etagStore(uri);
+        return etagStore(uri, List.of());
     }
 
     /** The ETag store of {@code uri}, whatever its mode (the bench floor writes through it). */
-    static AzureConditionalStore etagStore(LockUri uri) {
+    static AzureConditionalStore etagStore(LockUri uri, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
-        return new AzureConditionalStore(container(uri), AzureBlobs.trimSlashes(uri.path()), timeout(uri), uri.toString());
+        return new AzureConditionalStore(container(uri, policies), AzureBlobs.trimSlashes(uri.path()), timeout(uri),
+                uri.toString());
     }
 
-    private static BlobContainerClient container(LockUri uri) {
-        int attempts = uri.intParam("maxAttempts", 2);
+    private static BlobContainerClient container(LockUri uri, List<HttpPipelinePolicy> policies) {
+        return AzureBlobs.container(uri, timeout(uri), attempts(uri), policies);
+    }
+
+    private static int attempts(LockUri uri) {
+        int attempts = uri.intParam("maxAttempts", DEFAULT_ATTEMPTS);
         if (attempts < 1 || attempts > 10) throw new UnsupportedLockUriException("maxAttempts must be 1..10 in " + uri);
-        return AzureBlobs.container(uri, timeout(uri), attempts);
+        return attempts;
     }
 
     private static Duration timeout(LockUri uri) {
-        return uri.durationParam("timeout", DEFAULT_TIMEOUT);
+        Duration t = uri.durationParam("timeout", DEFAULT_TIMEOUT);
+        if (t.isNegative() || t.isZero()) throw new UnsupportedLockUriException("timeout must be positive in " + uri);
+        return t;
     }
 }

@@ -2,6 +2,7 @@ package dev.latchkey.azure;
 
 import dev.latchkey.bench.UploadFloor;
 import dev.latchkey.spi.LockUri;
+import java.util.List;
 
 /**
  * Floor of {@code azblob://} and {@code azure://} for {@code latchkey bench}, in both modes: two
@@ -22,7 +23,7 @@ public final class AzureUploadFloor extends UploadFloor {
 
     @Override
     protected Target target(LockUri uri) {
-        AzureConditionalStore store = AzureLockProvider.etagStore(uri);
+        AzureConditionalStore store = AzureLockProvider.etagStore(uri, List.of());
         return new Target() {
             @Override public void upload(String leaf, byte[] body) { store.uploadLoose(leaf, body); }
             @Override public void delete(String leaf) { store.deleteLoose(leaf); }

@@ -1,11 +1,15 @@
 package dev.latchkey.azure;
 
+import com.azure.core.http.policy.HttpPipelinePolicy;
+import dev.latchkey.LockManager;
 import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
@@ -36,6 +40,11 @@ final class Azurite {
 
     static String withMode(String uri, String mode) {
         return ExternalServer.withParam(uri, "mode", mode);
+    }
+
+    /** A manager for {@code uri} whose client has {@code policies} in its HTTP pipeline. */
+    static LockManager open(String uri, HttpPipelinePolicy... policies) {
+        return AzureLockProvider.open(LockUri.parse(uri), LockContext.defaults(), List.of(policies));
     }
 
     static ConditionalStore newStore() {

@@ -1,0 +1,126 @@
+package dev.latchkey.azure;
+
+import com.azure.core.http.RequestConditions;
+import com.azure.core.util.Context;
+import com.azure.storage.blob.models.BlobErrorCode;
+import com.azure.storage.blob.models.BlobStorageException;
+import com.azure.storage.blob.specialized.BlobLeaseClient;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseLostException.Reason;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.spi.LeaseRuntime;
+import dev.latchkey.spi.ManagedLease;
+import java.time.Duration;
+
+/**
+ * A held blob lease ({@code mode=lease}): renew and release are Azure's lease operations, which the
+ * server refuses once the lease is not ours.
+ *
+ * <p><b>Renewal under ambiguity.</b> Azure's renew is idempotent and restarts the lease's timer
+ * when it lands. One renew call may send it more than once (the SDK retries a try whose reply was
+ * lost or late, the heartbeat retries a call that failed); every try of a call is sent after the
+ * {@code sentNanos} the call reports, so whichever landed, Azure's expiry is at least
+ * {@code sentNanos + TTL}, and counting validity from it is right. A call that failed extends
+ * nothing here, though it may have extended the lease at Azure, which then holds the key longer
+ * than we count — never shorter.
+ *
+ * <p><b>Release</b> renews first (Azure lets the old lease id release a <em>broken</em> lease, which
+ * would hide a force release from its holder), then releases. Right after that renew succeeded, a
+ * 409 to the release is our own release landing twice (the SDK retried it after a lost reply): the
+ * key is free, and release returns normally. Likewise, once a release of ours may have landed, the
+ * renew of a later call (the caller's, or the background retry's) that finds the lease no longer
+ * ours counts as released — unless Azure says it was broken. Not reported, as the key is free either
+ * way: a force release that lands between the renew and the release, or before an earlier release of
+ * ours whose outcome was unknown, followed by someone else's lease.
+ *
+ * <p><b>Why a lease was lost</b> ({@link LeaseLostException#reason()}): Azure's
+ * {@code LeaseIsBrokenAndCannotBeRenewed} is {@link Reason#BROKEN}; 404 is {@link Reason#GONE};
+ * {@code LeaseNotPresentWithLeaseOperation} (the lease ran out, and no one holds the blob now) is
+ * {@link Reason#EXPIRED}; another 409 or 412 (another lease id holds the blob) is
+ * {@link Reason#TAKEN_OVER}.
+ *
+ * <p><b>Time.</b> Each renew and release call ends within the manager's call timeout or a tenth of
+ * the TTL, whichever is shorter (1.5 s for a 15 s lease): a renewal that hangs ends well inside the
+ * safety margin (TTL/5) and leaves the heartbeat time to try again before the lease's validity ends.
+ */
+final class AzureLease extends ManagedLease {
+    private final BlobLeaseClient leases;
+    private final String blobName;
+    private final String where;
+    private final Duration timeout;
+    /** A release of ours was sent and may have landed; guarded by ManagedLease's serialisation of store calls. */
+    private boolean releaseSent;
+
+    /** @param callTimeout the manager's bound on one call, all tries included */
+    AzureLease(LeaseRuntime runtime, String key, String leaseId, long token, LeaseOptions options, long sent,
+               BlobLeaseClient leases, String blobName, String where, Duration callTimeout) {
+        super(runtime, key, leaseId, token, options, sent);
+        this.leases = leases;
+        this.blobName = blobName;
+        this.where = where;
+        Duration tenth = options.ttl().dividedBy(10);
+        this.timeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
+    }
+
+    void begin() {
+        start();
+    }
+
+    @Override
+    protected long renewInStore(Duration ttl, long sentNanos) {
+        renew("renew");
+        return sentNanos;
+    }
+
+    @Override
+    protected void releaseInStore() {
+        try {
+            renew("release");
+        } catch (LeaseLostException e) {
+            if (releaseSent && e.reason() != Reason.BROKEN && e.reason() != Reason.GONE) return; // our earlier release landed
+            throw e;
+        }
+        releaseSent = true;
+        try {
+            leases.releaseLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+        } catch (BlobStorageException e) {
+            if (e.getStatusCode() == 409) return; // ours a moment ago (the renew): a retry of this release found it done
+            throw lostOr("release", e);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("release lease", blobName, where, e);
+        }
+    }
+
+    /** One renewal; {@code what} names the operation it serves in a loss message. */
+    private void renew(String what) {
+        try {
+            leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+        } catch (BlobStorageException e) {
+            throw lostOr(what, e);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("renew lease", blobName, where, e);
+        }
+    }
+
+    /** 409/412/404 mean the lease is no longer ours; the error code says why. */
+    private RuntimeException lostOr(String what, BlobStorageException e) {
+        int s = e.getStatusCode();
+        if (s != 409 && s != 412 && !AzureErrors.blobMissing(e)) return AzureErrors.failure(what + " lease", blobName, where, e);
+        Reason reason;
+        String why;
+        if (AzureErrors.is(e, BlobErrorCode.LEASE_IS_BROKEN_AND_CANNOT_BE_RENEWED)) {
+            reason = Reason.BROKEN;
+            why = "it was force-released";
+        } else if (s == 404) {
+            reason = Reason.GONE;
+            why = "the lock blob is gone";
+        } else if (AzureErrors.is(e, BlobErrorCode.LEASE_NOT_PRESENT_WITH_LEASE_OPERATION)) {
+            reason = Reason.EXPIRED;
+            why = "the lease ran out at Azure before it was renewed";
+        } else {
+            reason = Reason.TAKEN_OVER;
+            why = "another lease holds the blob now (" + e.getErrorCode() + ")";
+        }
+        return new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token " + fencingToken() + "): " + why);
+    }
+}
