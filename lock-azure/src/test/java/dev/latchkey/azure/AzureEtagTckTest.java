@@ -5,6 +5,7 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import java.util.List;
 
 /** The lock contract through {@code azblob://…?mode=etag} against Azurite. */
 class AzureEtagTckTest extends LockManagerContract {
@@ -22,5 +23,14 @@ class AzureEtagTckTest extends LockManagerContract {
     @Override
     protected String uriForOtherProcesses() {
         return Azurite.uri("etag");
+    }
+
+    /** The other mode on the same container and prefix: it must refuse, naming the mismatch. */
+    @Override
+    protected List<OtherConfiguration> otherConfigurations() {
+        return List.of(new OtherConfiguration() {
+            @Override public String name() { return "mode=lease"; }
+            @Override public LockManager open(LockContext context) { return Latchkey.open(Azurite.uri("lease"), context); }
+        });
     }
 }

@@ -5,6 +5,7 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The lock contract through {@code azblob://…?mode=lease} (blob leases) against Azurite. Leases last
@@ -29,5 +30,14 @@ class AzureLeaseTckTest extends LockManagerContract {
     @Override
     protected String uriForOtherProcesses() {
         return Azurite.uri("lease");
+    }
+
+    /** The other mode on the same container and prefix: it must refuse, naming the mismatch. */
+    @Override
+    protected List<OtherConfiguration> otherConfigurations() {
+        return List.of(new OtherConfiguration() {
+            @Override public String name() { return "mode=etag"; }
+            @Override public LockManager open(LockContext context) { return Latchkey.open(Azurite.uri("etag"), context); }
+        });
     }
 }

@@ -365,7 +365,7 @@ public abstract class LockManagerContract {
         Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withoutHeartbeat().withOwner(owner("renewer")));
         long start = System.nanoTime();
         int renewals = 0;
-        while (System.nanoTime() - start < ttl.toNanos() * 5 / 2) {
+        while (System.nanoTime() - start < ttl.toNanos() * 3 / 2) {
             lease.renew();
             renewals++;
             assertThat(lease.isValid()).isTrue();
@@ -391,7 +391,7 @@ public abstract class LockManagerContract {
         AtomicBoolean lost = new AtomicBoolean();
         lease.onLost(e -> lost.set(true));
         long start = System.nanoTime();
-        while (System.nanoTime() - start < ttl.toNanos() * 5 / 2) {
+        while (System.nanoTime() - start < ttl.toNanos() * 3 / 2) {
             assertThat(tryTake(b, k, abandoned("contender")))
                     .as("contender %d ms into a heartbeating %d ms lease", TckFixture.elapsedMillis(start), ttl.toMillis())
                     .isEmpty();
