@@ -4,6 +4,7 @@ import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.s3.S3ConditionalStore.Staleness;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -18,33 +19,41 @@ import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
-import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3Configuration;
 
 /**
- * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…}:
+ * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…&staleness=…}:
  * locks as objects {@code <prefix>/<encoded key>.lock}, changed only by conditional writes, run by
  * the shared {@link LeaseEngine}. Safe on any store whose {@code If-None-Match: *} and
- * {@code If-Match} writes are atomic (AWS S3 is; check others with {@code latchkey check}).
+ * {@code If-Match} writes are atomic (AWS S3 is; check others with {@code latchkey check}). A lock
+ * is identified by bucket, prefix (leading and trailing slashes aside) and key: every other
+ * parameter may differ between clients of one lock.
+ *
+ * <p><b>Staleness</b> ({@link Staleness}): {@code staleness=server} judges a record's age by the
+ * server's {@code Date} − {@code Last-Modified}, which is safe only when both come from clocks kept
+ * well within TTL/5 of each other; {@code staleness=observed} watches a version unchanged for a TTL
+ * on the local monotonic clock and reads no wall clock. The default is {@code server} for AWS S3
+ * itself (no {@code endpoint}: its fleet's clocks are tightly synchronised) and {@code observed}
+ * for any {@code endpoint} (MinIO or Ceph nodes behind a load balancer may answer {@code Date} and
+ * {@code Last-Modified} from different, unsynchronised clocks). Only {@code server} declares
+ * {@link Capability#SERVER_SIDE_EXPIRY}.
  *
  * <p>Credentials come from {@code accessKeyId}/{@code secretAccessKey} (+ {@code sessionToken}),
  * else from the SDK's default chain (environment, profile, instance role). The region comes from
  * {@code region}, else the SDK's default chain, else {@code us-east-1} when an {@code endpoint} is
- * given. The client retries once ({@code maxAttempts}, default 2) with a short per-attempt
- * {@code timeout} (default 5 s), so an unreachable store surfaces in seconds, not minutes.
+ * given. Each call makes at most {@code maxAttempts} attempts (default 2) of at most
+ * {@code timeout} each (default 3 s), and ends within {@code maxAttempts × timeout + 1 s}
+ * ({@link S3Clients}), so an unreachable store surfaces in seconds, well inside a lease's margin.
  */
 public final class S3LockProvider implements LockProvider {
     private static final Set<String> PARAMS = Set.of("region", "endpoint", "pathStyle", "accessKeyId",
-            "secretAccessKey", "sessionToken", "timeout", "maxAttempts");
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+            "secretAccessKey", "sessionToken", "timeout", "maxAttempts", "staleness");
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
 
     @Override
     public Set<String> schemes() {
@@ -58,7 +67,9 @@ public final class S3LockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return new LeaseEngine(openStore(uri), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+        S3ConditionalStore store = openStore(uri);
+        return new LeaseEngine(store, context, store.staleness() == Staleness.SERVER
+                ? EnumSet.of(Capability.SERVER_SIDE_EXPIRY) : EnumSet.noneOf(Capability.class));
     }
 
     /** The store alone, for the TCK's CAS contract and {@code latchkey check}. */
@@ -78,38 +89,48 @@ public final class S3LockProvider implements LockProvider {
         if (attempts < 1 || attempts > 10) {
             throw new UnsupportedLockUriException("maxAttempts must be 1..10 in " + uri);
         }
-        var builder = S3Client.builder()
-                .httpClientBuilder(UrlConnectionHttpClient.builder()
-                        .connectionTimeout(CONNECT_TIMEOUT.compareTo(timeout) < 0 ? CONNECT_TIMEOUT : timeout)
-                        .socketTimeout(timeout))
-                .region(region(uri, endpoint.isPresent()))
-                .credentialsProvider(credentials(uri))
-                .forcePathStyle(uri.booleanParam("pathStyle", false))
-                // no "Expect: 100-continue": a conditional PUT that fails is answered (412) before
-                // the body is read, and HttpURLConnection then reports a failed write instead of
-                // the 412 — which the SDK would retry, turning a clean answer into an ambiguous one
-                // and a plain signed body instead of aws-chunked streaming signatures (used over
-                // http endpoints), which some compatible stores mishandle; records are tiny
-                .serviceConfiguration(S3Configuration.builder().expectContinueEnabled(false)
-                        .chunkedEncodingEnabled(false).build())
-                // checksums only where S3 requires them: compatible stores often reject the
-                // aws-chunked trailers the SDK would otherwise send on every PutObject
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
-                .overrideConfiguration(o -> o
-                        .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(attempts).build())
-                        .apiCallAttemptTimeout(timeout)
-                        .apiCallTimeout(timeout.multipliedBy(attempts).plusSeconds(1)));
-        endpoint.ifPresent(e -> builder.endpointOverride(endpointUri(e, uri)));
-        S3Client client;
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new UnsupportedLockUriException("timeout must be positive in " + uri);
+        }
+        Staleness staleness = staleness(uri, endpoint.isPresent());
+        Region region = region(uri, endpoint.isPresent());
+        AwsCredentialsProvider credentials = credentials(uri);
+        boolean pathStyle = uri.booleanParam("pathStyle", false);
+        URI endpointUri = endpoint.map(e -> endpointUri(e, uri)).orElse(null);
+        S3Clients clients;
         try {
-            client = builder.build();
+            clients = S3Clients.build(b -> {
+                b.region(region).credentialsProvider(credentials).forcePathStyle(pathStyle)
+                        // no "Expect: 100-continue": a conditional PUT that fails is answered (412) before
+                        // the body is read, and HttpURLConnection then reports a failed write instead of
+                        // the 412 — which the SDK would retry, turning a clean answer into an ambiguous one
+                        // and a plain signed body instead of aws-chunked streaming signatures (used over
+                        // http endpoints), which some compatible stores mishandle; records are tiny
+                        .serviceConfiguration(S3Configuration.builder().expectContinueEnabled(false)
+                                .chunkedEncodingEnabled(false).build())
+                        // checksums only where S3 requires them: compatible stores often reject the
+                        // aws-chunked trailers the SDK would otherwise send on every PutObject
+                        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
+                if (endpointUri != null) b.endpointOverride(endpointUri);
+            }, timeout, attempts);
         } catch (SdkClientException e) {
             throw new UnsupportedLockUriException("cannot set up an S3 client for " + uri + ": " + e.getMessage(), e);
         }
-        Region region = client.serviceClientConfiguration().region();
-        return new S3ConditionalStore(client, bucket, prefix,
-                endpoint.orElse("AWS S3 in " + region.id()), uri.toString());
+        return new S3ConditionalStore(clients, bucket, prefix, endpoint.orElse("AWS S3 in " + region.id()),
+                uri.toString(), staleness);
+    }
+
+    /** {@code staleness=server|observed}; default server for AWS S3 itself, observed for any other endpoint. */
+    private static Staleness staleness(LockUri uri, boolean hasEndpoint) {
+        Optional<String> given = uri.param("staleness");
+        if (given.isEmpty()) return hasEndpoint ? Staleness.OBSERVED : Staleness.SERVER;
+        return switch (given.get()) {
+            case "server" -> Staleness.SERVER;
+            case "observed" -> Staleness.OBSERVED;
+            default -> throw new UnsupportedLockUriException("staleness must be server (the store's Date and "
+                    + "Last-Modified come from clocks kept in sync) or observed (watch a record unchanged for a TTL): " + uri);
+        };
     }
 
     private static String trimSlashes(String path) {

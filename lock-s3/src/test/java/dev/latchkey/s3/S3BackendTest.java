@@ -1,26 +1,30 @@
 package dev.latchkey.s3;
 
+import static dev.latchkey.tck.ExternalServer.withParam;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.latchkey.Capability;
 import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.s3.S3ConditionalStore.Staleness;
 import dev.latchkey.spi.LockUri;
-import dev.latchkey.spi.StoredRecord;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
-/** What is particular to {@code s3://}: URI rules, object layout, server-clock age, error mapping. */
+/** What is particular to {@code s3://}: URI rules, object layout, staleness and server-clock age, error mapping. */
 class S3BackendTest {
     private final String uri = S3Server.uri();
     private final LockUri parsed = LockUri.parse(uri);
@@ -74,13 +78,64 @@ class S3BackendTest {
     }
 
     @Test
-    void ageIsMeasuredByTheServerAndNeverOverstated() {
+    void serverAgeNeverOverstatesTheTrueAgeAndLagsItByLessThanTwoSeconds() throws Exception {
+        try (S3ConditionalStore store = S3Server.newStore(withParam(uri, "staleness", "server"))) {
+            assertThat(store.objectKey(tag)).isEqualTo("locks/" + tag + ".lock");
+            // a warm client, so that the write measured below is quick and the true age well bounded
+            store.create(tag + "-warm-up", "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+            store.read(tag + "-warm-up").orElseThrow();
+            // Reads 50 ms apart after each of three writes: Date and Last-Modified are whole seconds,
+            // so some reads fall early in a second after a write late in one — where an age not
+            // lowered by a second would exceed the true age.
+            List<String> wrong = new ArrayList<>();
+            int reads = 0;
+            for (int w = 0; w < 3; w++) {
+                String name = tag + "-age-" + w;
+                long writeSent = System.nanoTime();
+                store.create(name, "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+                long writeDone = System.nanoTime();
+                while (System.nanoTime() - writeDone < TimeUnit.MILLISECONDS.toNanos(1500)) {
+                    long readSent = System.nanoTime();
+                    Duration age = store.read(name).orElseThrow().age();
+                    long readDone = System.nanoTime();
+                    reads++;
+                    Duration atMost = Duration.ofNanos(readDone - writeSent);   // the longest the record can have existed
+                    Duration atLeast = Duration.ofNanos(readSent - writeDone);  // the shortest
+                    if (age == null || age.compareTo(atMost) > 0 || age.compareTo(atLeast.minusSeconds(2)) <= 0) {
+                        wrong.add(name + ": age " + age + ", true age between " + atLeast + " and " + atMost);
+                    }
+                    TimeUnit.MILLISECONDS.sleep(50);
+                }
+            }
+            assertThat(reads).isGreaterThan(30);
+            assertThat(wrong).as("reads whose age overstated the true age, or lagged it by 2 s or more").isEmpty();
+        }
+    }
+
+    @Test
+    void stalenessIsServerOnAwsAndObservedOnAnyOtherEndpointUnlessChosen() {
+        String aws = "s3://b/locks?region=us-east-1&accessKeyId=AKIA123&secretAccessKey=hush-hush";
+        assertThat(stalenessOf(aws)).isEqualTo(Staleness.SERVER);
+        assertThat(stalenessOf(aws + "&staleness=observed")).isEqualTo(Staleness.OBSERVED);
+        assertThat(stalenessOf(uri)).as("a custom endpoint").isEqualTo(Staleness.OBSERVED);
+        assertThat(stalenessOf(withParam(uri, "staleness", "server"))).isEqualTo(Staleness.SERVER);
+        try (LockManager onAws = Latchkey.open(aws); LockManager elsewhere = Latchkey.open(uri)) {
+            assertThat(onAws.capabilities()).contains(Capability.SERVER_SIDE_EXPIRY);
+            assertThat(elsewhere.capabilities()).doesNotContain(Capability.SERVER_SIDE_EXPIRY);
+        }
+        try (S3ConditionalStore observed = S3Server.newStore(uri)) {
+            String name = tag + "-observed";
+            observed.create(name, "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+            assertThat(observed.read(name).orElseThrow().age()).as("age with staleness=observed: not read from any clock").isNull();
+        }
+        assertThatThrownBy(() -> Latchkey.open(aws + "&staleness=local"))
+                .isInstanceOf(UnsupportedLockUriException.class).hasMessageContaining("staleness")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("hush-hush"));
+    }
+
+    private static Staleness stalenessOf(String uri) {
         try (S3ConditionalStore store = S3Server.newStore(uri)) {
-            String name = tag + "-age";
-            store.create(name, "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
-            StoredRecord r = store.read(name).orElseThrow();
-            assertThat(r.age()).as("age from Date - Last-Modified").isNotNull().isGreaterThanOrEqualTo(java.time.Duration.ZERO);
-            assertThat(store.objectKey(name)).isEqualTo("locks/" + name + ".lock");
+            return store.staleness();
         }
     }
 
