@@ -13,6 +13,16 @@ import java.time.Duration;
  * while this row is still the live winner of its key, in one conditional {@code INSERT … SELECT}; a
  * row that was force-released (tombstone), expired, or out-ranked turns this lease lost instead of
  * being revived. Release writes a tombstone.
+ *
+ * <p><b>A heartbeat whose reply is lost</b> (timed out, connection reset) counts for nothing: the
+ * renewal throws, and the lease stays valid only until the deadline the last confirmed write gave
+ * it. That is safe whether or not the insert landed — if it did, the server's {@code locked_at}
+ * moved later, so the store's expiry only moved away from the lease's deadline. The next heartbeat
+ * has a higher revision, finds the row still the live winner (the lost one can only have given it
+ * more time), and extends validity from its own send time. A lost heartbeat that the server
+ * executes even later has a lower revision than the one after it, so it cannot move the row's
+ * newest version. Each heartbeat and release waits at most {@code min(timeout, ttl/10)} for its
+ * reply ({@link ClickHouseLockManager}).
  */
 final class ClickHouseLease extends ManagedLease {
     private final ClickHouseLockManager manager;

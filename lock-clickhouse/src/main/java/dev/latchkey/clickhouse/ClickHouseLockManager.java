@@ -1,16 +1,11 @@
 package dev.latchkey.clickhouse;
 
-import com.clickhouse.client.api.Client;
-import com.clickhouse.client.api.ServerException;
-import com.clickhouse.client.api.command.CommandResponse;
 import com.clickhouse.client.api.command.CommandSettings;
 import com.clickhouse.client.api.query.GenericRecord;
-import com.clickhouse.client.api.query.QuerySettings;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
-import dev.latchkey.LockException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
@@ -35,7 +30,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -64,24 +58,28 @@ import java.util.regex.Pattern;
  * not step back. With replicas, or a {@code Distributed} table, block numbers do not order inserts
  * across servers and only the settle window protects: an insert slower than it can let two
  * candidates win.
+ *
+ * <p><b>Requests whose outcome is unknown.</b> A request that timed out on the client may still
+ * have landed on the server. A round that does not end in a lease — lost, or failed at the insert,
+ * the settle read or the verdict — tombstones its candidate's {@code lock_id} whether or not the
+ * insert is known to have landed (a tombstone of a row that never arrives is inert, and one that
+ * arrives first still wins over the row by revision). A lost round does so at once; a failed one,
+ * and a lost one whose tombstone failed, hand it to {@link CandidateWithdrawals}, which retries it
+ * in the background until the candidate's TTL has passed since its insert was sent. So a candidate
+ * whose reply was lost blocks the key only until the store answers again, not for its whole TTL
+ * (unless the server executes the insert later than its TTL, or the manager is closed first).
+ *
+ * <p><b>Timeouts.</b> Each request waits at most {@code timeout} to connect, for a pooled
+ * connection and for its reply; the client never retries, so an outage surfaces after one timeout.
+ * A lease's own requests (heartbeat, release) wait at most {@code min(timeout, ttl/10)} for a
+ * pooled connection and for the reply: a renewal that hangs ends a tenth of the TTL later, well
+ * inside the lease's TTL/5 safety margin, and leaves time for further attempts before its deadline.
  */
 final class ClickHouseLockManager implements LockManager {
     /** The revision of tombstones: above any heartbeat, so nothing revives a withdrawn row. */
     private static final String TOMBSTONE_REVISION = "18446744073709551615";
     private static final String COLUMNS = "(state_id, lock_id, revision, seq, acquired_at, locked_at, ttl_ms, released, token, owner, metadata)";
     private static final Pattern TABLE_TTL = Pattern.compile("TTL\\s+locked_at\\s*\\+\\s*toIntervalSecond\\((\\d+)\\)");
-    private static final Set<Integer> PERMANENT_ERRORS = Set.of(
-            16, // NO_SUCH_COLUMN_IN_TABLE
-            47, // UNKNOWN_IDENTIFIER
-            60, // UNKNOWN_TABLE
-            62, // SYNTAX_ERROR
-            81, // UNKNOWN_DATABASE
-            164, // READONLY
-            192, // UNKNOWN_USER
-            194, // REQUIRED_PASSWORD (wrong password)
-            497, // ACCESS_DENIED
-            516); // AUTHENTICATION_FAILED
-
     /** One row of the lock table collapsed to its newest version, as the server saw it at {@code nowMicros}. */
     record Candidate(String key, String lockId, long seq, long acquiredMicros, long lockedMicros, long ttlMs,
                      long token, String owner, String metadata, boolean live, long nowMicros) {
@@ -102,7 +100,8 @@ final class ClickHouseLockManager implements LockManager {
     private final ClickHouseSettings settings;
     private final TimeSource time;
     final LeaseRuntime runtime;
-    private final Client client;
+    private final ClickHouseStatements sql;
+    private final CandidateWithdrawals withdrawals;
     private final String table;
     private final long staleSeconds;
 
@@ -111,11 +110,12 @@ final class ClickHouseLockManager implements LockManager {
         this.time = context.time();
         this.runtime = LeaseRuntime.create(context, "clickhouse");
         this.table = settings.qualifiedTable();
-        this.client = settings.newClient();
+        this.sql = new ClickHouseStatements(settings);
+        this.withdrawals = new CandidateWithdrawals(runtime, this::tombstone);
         try {
             this.staleSeconds = ensureTable();
         } catch (RuntimeException e) {
-            client.close();
+            sql.close();
             throw e;
         }
     }
@@ -123,10 +123,10 @@ final class ClickHouseLockManager implements LockManager {
     /** Creates database and table if absent; returns the stale threshold the table really has. */
     private long ensureTable() {
         long stale = settings.stale().toSeconds();
-        execute("create database", "CREATE DATABASE IF NOT EXISTS `" + settings.database() + "`", Map.of());
+        sql.execute("create database", "CREATE DATABASE IF NOT EXISTS `" + settings.database() + "`", Map.of());
         // ORDER BY (state_id, lock_id): candidates of one key never share a sorting key, so neither
         // FINAL nor a background merge can collapse them; only versions of one candidate collapse.
-        execute("create lock table", "CREATE TABLE IF NOT EXISTS " + table + " ("
+        sql.execute("create lock table", "CREATE TABLE IF NOT EXISTS " + table + " ("
                 + "state_id String, "
                 + "lock_id String, "
                 + "revision UInt64 DEFAULT 1, "
@@ -142,7 +142,7 @@ final class ClickHouseLockManager implements LockManager {
                 + "TTL locked_at + INTERVAL " + stale + " SECOND "
                 // Keeps each row's _block_number (its insert's commit order) through merges.
                 + "SETTINGS enable_block_number_column = 1", Map.of());
-        List<GenericRecord> rows = query("read lock table schema",
+        List<GenericRecord> rows = sql.query("read lock table schema",
                 "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
                 Map.of("db", settings.database(), "t", settings.table()));
         String ddl = rows.isEmpty() ? "" : rows.get(0).getString("q");
@@ -214,11 +214,13 @@ final class ClickHouseLockManager implements LockManager {
 
         String lockId = UUID.randomUUID().toString();
         String metadata = encodeMetadata(options.metadata());
+        // what a tombstone needs when the candidate could not be read back
+        Candidate mine = new Candidate(key, lockId, 0, 0, 0, options.ttl().toMillis(), 0, options.owner(), metadata, false, 0);
         long sent = time.nanoTime();
-        insertCandidate(key, lockId, options, metadata);
-        boolean won = false;
-        Candidate mine = null;
+        Lease lease = null;
+        boolean failed = true;
         try {
+            insertCandidate(key, lockId, options, metadata);
             sleep(settings.settle().toNanos());
             rows = candidates(key);
             for (Candidate r : rows) {
@@ -228,12 +230,16 @@ final class ClickHouseLockManager implements LockManager {
             // Win only as the earliest live candidate whose token is above the token of every row
             // ranked before it (live or not): two candidates may have computed the same max(token)+1,
             // and the later one must not win after the earlier one released.
-            won = me != null && me.live() && winner(rows).map(w -> w.lockId().equals(lockId)).orElse(false)
+            boolean won = me.live() && winner(rows).map(w -> w.lockId().equals(lockId)).orElse(false)
                     && rows.stream().noneMatch(r -> r != me && r.before(me) && r.token() >= me.token());
-            if (won) return new ClickHouseLease(this, me, options, sent);
+            if (won) {
+                lease = new ClickHouseLease(this, me, options, sent); // refuses (and releases) a lease late on arrival
+                return lease;
+            }
+            failed = false;
             return winner(rows).filter(w -> !w.lockId().equals(lockId)).orElse(null);
         } finally {
-            if (!won) withdraw(key, lockId, mine, options, metadata);
+            if (lease == null) withdraw(mine, sent + options.ttl().toNanos(), failed);
         }
     }
 
@@ -265,13 +271,13 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     List<Candidate> candidates(String key) {
-        return toCandidates(query("read lock rows", collapsed("state_id = {key:String}"), Map.of("key", key)));
+        return toCandidates(sql.query("read lock rows", collapsed("state_id = {key:String}"), Map.of("key", key)));
     }
 
     private void insertCandidate(String key, String lockId, LeaseOptions options, String metadata) {
         // The token is fixed at insert: above every token ever recorded for the key, and never below
         // the server's clock in microseconds, so it keeps rising even after the TTL removed all rows.
-        execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
+        sql.execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
                 + "now64(6), now64(6), {ttl:Int64}, 0, "
                 + "greatest(toInt64(ifNull((SELECT max(token) FROM " + table + " WHERE state_id = {key:String}), 0)) + 1, "
                 + "toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String}",
@@ -288,18 +294,19 @@ final class ClickHouseLockManager implements LockManager {
         Map<String, Object> params = rowParams(row);
         params.put("rev", revision);
         params.put("ttl", ttl.toMillis());
-        long written = execute("heartbeat", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, "
+        long written = sql.execute("heartbeat", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, "
                 + "{rev:UInt64}, {seq:UInt64}, fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 0, {tok:Int64}, {own:String}, "
                 + "{meta:String} WHERE (SELECT (lid, lat + ttl * 900 > now) FROM (" + collapsed("state_id = {key:String}")
-                + ") WHERE live ORDER BY ord, lid LIMIT 1) = ({id:String}, 1)", params);
+                + ") WHERE live ORDER BY ord, lid LIMIT 1) = ({id:String}, 1)", params, sql.waitingAtMost(ttl.dividedBy(10)));
         return written > 0;
     }
 
     /** Tombstones a held row; false (after tombstoning it anyway) if it was no longer the live winner. */
     boolean releaseHeld(Candidate row) {
-        long written = execute("release", tombstoneSql() + " WHERE " + winnerSubquery() + " = {id:String}", rowParams(row));
+        CommandSettings limits = sql.waitingAtMost(Duration.ofMillis(row.ttlMs() / 10));
+        long written = sql.execute("release", tombstoneSql() + " WHERE " + winnerSubquery() + " = {id:String}", rowParams(row), limits);
         if (written > 0) return true;
-        execute("release", tombstoneSql(), rowParams(row));
+        sql.execute("release", tombstoneSql(), rowParams(row), limits);
         return false;
     }
 
@@ -322,24 +329,32 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     /**
-     * A loser takes its candidate out with a tombstone (one insert) rather than a {@code DELETE}
-     * (a mutation, 10–200 ms): readers honour the tombstone at once, merges collapse it later, and
-     * the row keeps its token for the fencing order. Best effort: an unwithdrawn row expires at its TTL.
+     * Takes out a candidate of a round that did not end in a lease, with a tombstone (one insert)
+     * rather than a {@code DELETE} (a mutation, 10–200 ms): readers honour the tombstone at once,
+     * merges collapse it later, and the row keeps its token for the fencing order. A lost round
+     * tombstones at once; a round that failed (the store is not answering: the caller should not
+     * wait another timeout), and a tombstone that fails, go to the background until {@code untilNanos}.
      */
-    private void withdraw(String key, String lockId, Candidate mine, LeaseOptions options, String metadata) {
-        Candidate row = mine != null ? mine
-                : new Candidate(key, lockId, 0, 0, 0, options.ttl().toMillis(), 0, options.owner(), metadata, false, 0);
-        try {
-            execute("withdraw candidate", tombstoneSql(), rowParams(row));
-        } catch (LockBackendException e) {
-            // The row stays live at most its TTL; the caller already reports the round as lost.
+    private void withdraw(Candidate row, long untilNanos, boolean failed) {
+        if (!failed) {
+            try {
+                tombstone(row);
+                return;
+            } catch (LockBackendException e) {
+                // retried in the background
+            }
         }
+        withdrawals.add(row, untilNanos);
+    }
+
+    private void tombstone(Candidate row) {
+        sql.execute("withdraw candidate", tombstoneSql(), rowParams(row));
     }
 
     private void deleteStale(String key) {
         CommandSettings sync = new CommandSettings();
         sync.serverSetting("lightweight_deletes_sync", "2");
-        run("delete stale rows", "DELETE FROM " + table + " WHERE state_id = {key:String} "
+        sql.execute("delete stale rows", "DELETE FROM " + table + " WHERE state_id = {key:String} "
                 + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND", Map.of("key", key, "stale", staleSeconds), sync);
     }
 
@@ -352,7 +367,7 @@ final class ClickHouseLockManager implements LockManager {
     @Override
     public List<LockInfo> list(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
-        List<GenericRecord> rows = query("list locks", "SELECT * FROM (" + collapsed("startsWith(state_id, {p:String})")
+        List<GenericRecord> rows = sql.query("list locks", "SELECT * FROM (" + collapsed("startsWith(state_id, {p:String})")
                 + ") WHERE live ORDER BY sid, ord, lid LIMIT 1 BY sid", Map.of("p", prefix));
         List<LockInfo> out = new ArrayList<>();
         for (Candidate c : toCandidates(rows)) out.add(c.info());
@@ -374,7 +389,7 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     private boolean tombstoneLive(String key, String condition, Map<String, Object> params) {
-        long written = execute("force release", "INSERT INTO " + table + " " + COLUMNS + " SELECT sid, lid, "
+        long written = sql.execute("force release", "INSERT INTO " + table + " " + COLUMNS + " SELECT sid, lid, "
                 + TOMBSTONE_REVISION + ", ord, fromUnixTimestamp64Micro(acq), now64(6), ttl, 1, tok, own, meta FROM ("
                 + collapsed("state_id = {key:String}") + ") WHERE live" + condition, params);
         return written > 0;
@@ -390,9 +405,11 @@ final class ClickHouseLockManager implements LockManager {
         return settings.masked();
     }
 
+    /** Closes the client; candidates still waiting to be withdrawn are dropped and end at their TTL. */
     @Override
     public void close() {
-        client.close();
+        withdrawals.close();
+        sql.close();
     }
 
     // ---- plumbing -------------------------------------------------------------------------------
@@ -405,53 +422,6 @@ final class ClickHouseLockManager implements LockManager {
                     r.getInteger("live") != 0, r.getLong("now")));
         }
         return out;
-    }
-
-    private List<GenericRecord> query(String what, String sql, Map<String, Object> params) {
-        try {
-            return client.queryAll(sql, escaped(params), new QuerySettings());
-        } catch (RuntimeException e) {
-            throw backendError(what, e);
-        }
-    }
-
-    private long execute(String what, String sql, Map<String, Object> params) {
-        return run(what, sql, params, new CommandSettings());
-    }
-
-    private long run(String what, String sql, Map<String, Object> params, CommandSettings commandSettings) {
-        try (CommandResponse r = client.execute(sql, escaped(params), commandSettings).get()) {
-            return r.getWrittenRows();
-        } catch (ExecutionException e) {
-            throw backendError(what, e.getCause() != null ? e.getCause() : e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
-        } catch (LockException e) {
-            throw e;
-        } catch (Exception e) {
-            throw backendError(what, e);
-        }
-    }
-
-    /**
-     * The server parses query-parameter values in its escaped text format, where a backslash starts
-     * an escape sequence; the client passes strings as they are, so a key such as {@code a\n} would
-     * arrive as "a", newline. Doubling every backslash makes every string arrive verbatim.
-     */
-    private static Map<String, Object> escaped(Map<String, Object> params) {
-        Map<String, Object> out = new HashMap<>(params.size() * 2);
-        params.forEach((k, v) -> out.put(k, v instanceof String ? ((String) v).replace("\\", "\\\\") : v));
-        return out;
-    }
-
-    private LockBackendException backendError(String what, Throwable e) {
-        boolean retriable = true;
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof ServerException && PERMANENT_ERRORS.contains(((ServerException) t).getCode())) retriable = false;
-        }
-        return new LockBackendException("ClickHouse at " + settings.endpoint() + ": " + what + " failed: " + e.getMessage(),
-                retriable, e);
     }
 
     private void sleep(long nanos) {

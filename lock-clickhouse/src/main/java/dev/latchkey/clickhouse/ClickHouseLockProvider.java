@@ -7,7 +7,7 @@ import dev.latchkey.spi.LockUri;
 import java.util.Set;
 
 /**
- * {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=30s&ssl=true}:
+ * {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=5s&ssl=true}:
  * an advisory insert-then-verify lock in a ClickHouse table (see {@link ClickHouseLockManager} for
  * what it guarantees). The URI is validated before any I/O; secrets never appear in messages.
  */

@@ -1,6 +1,7 @@
 package dev.latchkey.clickhouse;
 
 import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.ClientFaultCause;
 import com.clickhouse.client.api.enums.Protocol;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
@@ -10,18 +11,22 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The settings of a {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=30s&ssl=true}
+ * The settings of a {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=5s&ssl=true}
  * URI, validated before any I/O. Identifiers are restricted to {@code [A-Za-z_][A-Za-z0-9_]*} so
  * they can be quoted into SQL safely; everything else reaches the server as a bound parameter.
  *
  * @param stale   how long a lock row may live at most: the table's {@code TTL} backstop and the
  *                threshold of the synchronous clean-up; no lease may have a longer TTL
  * @param settle  how long a candidate waits between inserting its row and reading all candidates
- * @param timeout connect and socket timeout of each request to the server
+ * @param timeout how long one request may wait to connect, for a pooled connection, and for its
+ *                reply (default 5 s, a twelfth of the default 60 s TTL); a lease's own requests wait
+ *                at most a tenth of its TTL for their reply (see {@link ClickHouseLockManager})
  */
 record ClickHouseSettings(String host, int port, boolean ssl, String user, String password, String database,
                           String table, Duration stale, Duration settle, Duration timeout, String masked) {
     static final Set<String> PARAMS = Set.of("table", "stale", "settle", "timeout", "ssl");
+    /** At most a tenth of the default 60 s TTL, so one failed renewal leaves room for more before the lease's deadline. */
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
     private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
 
     static ClickHouseSettings from(LockUri uri) {
@@ -40,7 +45,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         }
         Duration stale = uri.durationParam("stale", Duration.ofSeconds(300));
         Duration settle = uri.durationParam("settle", Duration.ofSeconds(1));
-        Duration timeout = uri.durationParam("timeout", Duration.ofSeconds(30));
+        Duration timeout = uri.durationParam("timeout", DEFAULT_TIMEOUT);
         if (stale.compareTo(Duration.ofSeconds(1)) < 0 || stale.toMillis() % 1000 != 0) {
             throw new UnsupportedLockUriException("stale must be a whole number of seconds, at least 1s, in " + uri);
         }
@@ -56,8 +61,9 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
 
     /**
      * A client for these settings, as the backend uses it (and the bench floor, so that both pay the
-     * same connection, timeout and session settings): HTTP(S) to {@code host:port}, no client-side
-     * retries, synchronous inserts.
+     * same connection, timeout and session settings): HTTP(S) to {@code host:port}, synchronous
+     * inserts, and no client-side retries — a retry would hide an outage for another timeout, and a
+     * blind retry of an INSERT could land after the settle window; the protocol retries instead.
      */
     Client newClient() {
         long timeoutMs = timeout.toMillis();
@@ -69,7 +75,8 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
                 .setConnectTimeout(timeoutMs, ChronoUnit.MILLIS)
                 .setSocketTimeout(timeoutMs, ChronoUnit.MILLIS)
                 .setConnectionRequestTimeout(timeoutMs, ChronoUnit.MILLIS)
-                .setMaxRetries(0) // a blind retry of an INSERT could land after the settle window; we retry by protocol
+                .setMaxRetries(0)
+                .retryOnFailures(ClientFaultCause.None) // also when the client is given several endpoints
                 .serverSetting("async_insert", "0") // a buffered insert would be visible late: keep inserts synchronous
                 .build();
     }

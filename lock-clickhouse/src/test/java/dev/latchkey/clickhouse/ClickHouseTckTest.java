@@ -3,8 +3,10 @@ package dev.latchkey.clickhouse;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
+import dev.latchkey.tck.ExternalServer;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The full Latchkey TCK against the real ClickHouse server. A short settle window (150 ms) keeps
@@ -27,6 +29,26 @@ class ClickHouseTckTest extends LockManagerContract {
     @Override
     protected Duration shortTtl() {
         return Duration.ofSeconds(3);
+    }
+
+    /**
+     * Another service on the same table with its own settle window and timeout: candidates of both
+     * are ordered by one block order and judged by one server clock, so they must exclude each other.
+     */
+    @Override
+    protected List<OtherConfiguration> otherConfigurations() {
+        String other = ExternalServer.withParam(ExternalServer.withParam(URI, "settle", "1s"), "timeout", "2s");
+        return List.of(new OtherConfiguration() {
+            @Override
+            public String name() {
+                return "settle=1s&timeout=2s";
+            }
+
+            @Override
+            public LockManager open(LockContext context) {
+                return Latchkey.open(other, context);
+            }
+        });
     }
 
     /** The server is a separate process: other JVMs share it through the same URI. */

@@ -1,0 +1,112 @@
+package dev.latchkey.clickhouse;
+
+import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.ClientConfigProperties;
+import com.clickhouse.client.api.ServerException;
+import com.clickhouse.client.api.command.CommandResponse;
+import com.clickhouse.client.api.command.CommandSettings;
+import com.clickhouse.client.api.query.GenericRecord;
+import com.clickhouse.client.api.query.QuerySettings;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockException;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * The statements of one manager, over its client ({@link ClickHouseSettings#newClient()}: no
+ * retries, every wait bounded by {@code timeout}). Every failure surfaces as a
+ * {@link LockBackendException} that names the endpoint (never a credential) and what was being
+ * done, retriable unless the server's error code says that retrying cannot help (unknown table,
+ * syntax, authentication, permissions). Parameters are always bound, never spliced.
+ */
+final class ClickHouseStatements implements AutoCloseable {
+    private static final Set<Integer> PERMANENT_ERRORS = Set.of(
+            16, // NO_SUCH_COLUMN_IN_TABLE
+            47, // UNKNOWN_IDENTIFIER
+            60, // UNKNOWN_TABLE
+            62, // SYNTAX_ERROR
+            81, // UNKNOWN_DATABASE
+            164, // READONLY
+            192, // UNKNOWN_USER
+            194, // REQUIRED_PASSWORD (wrong password)
+            497, // ACCESS_DENIED
+            516); // AUTHENTICATION_FAILED
+
+    private final ClickHouseSettings settings;
+    private final Client client;
+
+    ClickHouseStatements(ClickHouseSettings settings) {
+        this.settings = settings;
+        this.client = settings.newClient();
+    }
+
+    /**
+     * Limits of one request that waits at most {@code wait} (and never more than {@code timeout})
+     * for a pooled connection and for its reply; connecting keeps the client's own {@code timeout}.
+     */
+    CommandSettings waitingAtMost(Duration wait) {
+        long millis = Math.max(1, Math.min(settings.timeout().toMillis(), wait.toMillis()));
+        CommandSettings limits = new CommandSettings();
+        limits.setNetworkTimeout(millis, ChronoUnit.MILLIS);
+        limits.setOption(ClientConfigProperties.CONNECTION_REQUEST_TIMEOUT.getKey(), millis);
+        return limits;
+    }
+
+    List<GenericRecord> query(String what, String sql, Map<String, Object> params) {
+        try {
+            return client.queryAll(sql, escaped(params), new QuerySettings());
+        } catch (RuntimeException e) {
+            throw backendError(what, e);
+        }
+    }
+
+    /** Runs a statement with the client's limits; returns the rows it wrote. */
+    long execute(String what, String sql, Map<String, Object> params) {
+        return execute(what, sql, params, new CommandSettings());
+    }
+
+    long execute(String what, String sql, Map<String, Object> params, CommandSettings commandSettings) {
+        try (CommandResponse r = client.execute(sql, escaped(params), commandSettings).get()) {
+            return r.getWrittenRows();
+        } catch (ExecutionException e) {
+            throw backendError(what, e.getCause() != null ? e.getCause() : e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
+        } catch (LockException e) {
+            throw e;
+        } catch (Exception e) {
+            throw backendError(what, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+
+    /**
+     * The server parses query-parameter values in its escaped text format, where a backslash starts
+     * an escape sequence; the client passes strings as they are, so a key such as {@code a\n} would
+     * arrive as "a", newline. Doubling every backslash makes every string arrive verbatim.
+     */
+    private static Map<String, Object> escaped(Map<String, Object> params) {
+        Map<String, Object> out = new HashMap<>(params.size() * 2);
+        params.forEach((k, v) -> out.put(k, v instanceof String ? ((String) v).replace("\\", "\\\\") : v));
+        return out;
+    }
+
+    private LockBackendException backendError(String what, Throwable e) {
+        boolean retriable = true;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ServerException && PERMANENT_ERRORS.contains(((ServerException) t).getCode())) retriable = false;
+        }
+        return new LockBackendException("ClickHouse at " + settings.endpoint() + ": " + what + " failed: " + e.getMessage(),
+                retriable, e);
+    }
+}
