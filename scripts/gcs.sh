@@ -5,6 +5,8 @@
 # preconditions can be installed here; see the GCS section of README.md.
 #   scripts/gcs.sh start <stateDir>   starts it with bucket "latchkey"; prints the gs:// lock URI as the LAST line
 #   scripts/gcs.sh stop <stateDir>    stops it and waits until it is gone
+# Like GCS, it takes at most one write per second to one object name (429 rateLimitExceeded beyond);
+# LATCHKEY_GCS_OBJECT_WRITE_INTERVAL_MS sets that interval (default 1000; 0 turns the limit off).
 # Builds nothing: needs lock-gcs/target/test-classes (mvn -pl lock-gcs test-compile).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -12,6 +14,8 @@ root="$(cd "$here/.." && pwd)"
 classes="$root/lock-gcs/target/test-classes"
 main=dev.latchkey.gcs.testserver.GcsTestServer
 bucket=latchkey
+interval_ms=${LATCHKEY_GCS_OBJECT_WRITE_INTERVAL_MS:-1000}
+[[ $interval_ms =~ ^[0-9]+$ ]] || { echo "LATCHKEY_GCS_OBJECT_WRITE_INTERVAL_MS must be a whole number of milliseconds, got '$interval_ms'" >&2; exit 2; }
 
 usage() { echo "usage: $0 start|stop <stateDir>" >&2; exit 2; }
 [ $# -eq 2 ] || usage
@@ -40,7 +44,7 @@ start() {
   # the server picks a free port itself (no race with other processes) and writes it to $state/port
   setsid -f bash -c 'echo $$ > "$0"; exec "$@"' "$state/gcs.pid" \
     java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dsun.net.httpserver.nodelay=true \
-    -cp "$classes" "$main" "$state/port" "$bucket" \
+    -cp "$classes" "$main" "--object-write-interval-ms=$interval_ms" "$state/port" "$bucket" \
     </dev/null >"$state/gcs.log" 2>&1
   local code=000 port=
   for _ in $(seq 1 600); do

@@ -77,7 +77,10 @@ import java.util.concurrent.TimeUnit;
  * per acquire on object stores.
  *
  * <p>Stores with a {@linkplain ConditionalStore#minWriteInterval() minimum write interval} get this
- * manager's writes to one record spaced by it, and refuse heartbeats faster than it.
+ * manager's writes to one record spaced by it, and refuse heartbeats faster than it. A claim such a
+ * store refused although the record did not change (another client wrote it less than the interval
+ * ago, e.g. its release) is sent once more after the interval, so {@code tryAcquire} of a free key
+ * just released elsewhere takes the key rather than answering "held".
  */
 public final class LeaseEngine implements LockManager {
     private static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());
@@ -192,7 +195,7 @@ public final class LeaseEngine implements LockManager {
         Released last = released.remove(name);
         Optional<StoredRecord> current = null;
         if (last != null) {
-            Attempt again = write(key, name, options, last.version(), last.record(), sent);
+            Attempt again = write(key, name, options, last.version(), last.record(), sent, false);
             if (again.lease() != null) return again;
             // Someone wrote the key since: the read that told us it was not our own retry is as
             // fresh as another would be (our liveness mark is already dropped), so decide on it.
@@ -200,19 +203,23 @@ public final class LeaseEngine implements LockManager {
         }
         if (current == null) current = store.read(name);
         if (current.isEmpty()) {
-            return write(key, name, options, null, null, sent);
+            return write(key, name, options, null, null, sent, false);
         }
         StoredRecord stored = current.get();
         LeaseRecord rec = decode(stored, name, key);
         if (rec.held() && !isStale(name, stored, rec)) {
             return new Attempt(null, rec, stored.version(), null);
         }
-        return write(key, name, options, stored.version(), rec, sent);
+        return write(key, name, options, stored.version(), rec, sent, false);
     }
 
-    /** Claims the key by one conditional write; {@code version == null} means "create". */
+    /**
+     * Claims the key by one conditional write; {@code version == null} means "create". On a store
+     * with a minimum write interval, a claim refused while the record stayed as it expected is sent
+     * once more, that interval after the refusal ({@code again} marks that second try).
+     */
     private Attempt write(String key, String name, LeaseOptions options, String version, LeaseRecord previous,
-                          long sent) {
+                          long sent, boolean again) {
         String leaseId = newLeaseId();
         long token = store.nextToken(previous == null ? 0 : previous.token());
         var now = time.now();
@@ -249,6 +256,13 @@ public final class LeaseEngine implements LockManager {
                 written = Optional.of(now2.get().version());
             } else {
                 if (liveness != null) liveness.detach(name, token);
+                if (!again && minWriteNanos > 0 && mayStillLand(version, now2)) {
+                    // Refused, yet nobody wrote: the store's per-record write rate (another client
+                    // wrote the record less than the interval ago). The refusal came after that write,
+                    // so the same claim may land once the interval has passed since the refusal.
+                    sleep(minWriteNanos, name);
+                    return write(key, name, options, version, previous, sent, true);
+                }
                 LeaseRecord holder = seen != null && seen.held() ? seen : null;
                 return new Attempt(null, holder, now2.map(StoredRecord::version).orElse(null), now2);
             }
@@ -313,10 +327,13 @@ public final class LeaseEngine implements LockManager {
         if (nextWriteSlot.size() > MAX_REMEMBERED) nextWriteSlot.clear();
         long slot = nextWriteSlot.merge(name, now + minWriteNanos, (last, mine) -> Math.max(mine, last + minWriteNanos))
                 - minWriteNanos;
-        long wait = slot - now;
-        if (wait <= 0) return;
+        sleep(slot - now, name);
+    }
+
+    private void sleep(long nanos, String name) {
+        if (nanos <= 0) return;
         try {
-            TimeUnit.NANOSECONDS.sleep(wait);
+            TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockException("interrupted while spacing writes to " + name + " in " + store.describe(), e);

@@ -12,6 +12,7 @@ import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import com.google.cloud.storage.StorageOptions;
 import dev.latchkey.LockBackendException;
+import dev.latchkey.LockException;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.ServerClock;
 import dev.latchkey.spi.StoredRecord;
@@ -25,6 +26,9 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The {@link ConditionalStore} over Google Cloud Storage: each record is the object
@@ -48,11 +52,25 @@ import java.util.Optional;
  * {@code Date} of the same metadata response (see {@link ServerDateTransportOptions}), so staleness
  * never depends on a client's wall clock.
  *
- * <p><b>Failures</b> (unreachable endpoint, timeouts, 5xx, 429) raise {@link LockBackendException},
- * retriable; permissions, a missing bucket or other 4xx, not retriable. Messages name the bucket and
- * endpoint, never a credential. The client's own retries are cut to one retry with short timeouts,
- * so an outage surfaces in seconds; a retried conditional write whose first attempt landed reads as
- * a lost race, which the lease engine resolves by re-reading its own lease id.
+ * <p><b>At most one write per second to one object.</b> GCS documents "an update limit on each
+ * object of once per second" (its quotas page: "maximum rate of writes to the same object name: one
+ * write per second") and answers faster writes with {@code 429 rateLimitExceeded}, applying nothing.
+ * So {@link #minWriteInterval()} is one second (the engine spaces its writes to a record by it and
+ * refuses heartbeats faster than it, hence TTLs of at least 3 s), and a 429 on create, replace or
+ * delete is "not written" (empty / false), never an error: the lease engine then reads the record
+ * and decides. The client that sends writes does not retry a 429 ({@link NoRetryOnThrottling}), so
+ * that answer arrives at once instead of after a retry that the same limit refuses again. And this
+ * store never sends a write of an object sooner than a second after the reply to its own previous
+ * write of it that may have landed: GCS counts the interval between the moments it <em>applies</em>
+ * writes, somewhere between send and reply, so spacing writes by their send times alone (as the
+ * engine does) would let a write whose predecessor was slow to arrive land early and be refused.
+ *
+ * <p><b>Failures</b> (unreachable endpoint, timeouts, 5xx; a 429 on a read or list) raise
+ * {@link LockBackendException}, retriable; permissions, a missing bucket or other 4xx, not
+ * retriable. Messages name the bucket and endpoint, never a credential. The client's own retries are
+ * cut to one retry with short timeouts, so an outage surfaces in seconds; a write whose reply was
+ * lost is retried by the client, and a retry whose first attempt landed reads as a lost race (412),
+ * which the lease engine resolves by re-reading its own lease id.
  */
 public final class GcsConditionalStore implements ConditionalStore {
     private static final String SUFFIX = ".lock";
@@ -62,17 +80,27 @@ public final class GcsConditionalStore implements ConditionalStore {
     private static final int MAX_INLINE = 6 * 1024;
     /** Body reads retry when the record changes between the metadata and the body request. */
     private static final int READ_ATTEMPTS = 10;
+    /** https://cloud.google.com/storage/quotas: "Maximum rate of writes to the same object name: one write per second". */
+    private static final Duration MIN_WRITE_INTERVAL = Duration.ofSeconds(1);
+    /** Objects whose last write is remembered for spacing, before those written over a second ago are dropped. */
+    private static final int MAX_SPACED = 4096;
 
+    /** Reads and lists: the client's default retries (a 429 on a read is not the per-object write limit; a retry may pass). */
     private final Storage storage;
+    /** Uploads and deletes: the same client, except that it does not retry a 429. */
+    private final Storage writes;
+    /** When the reply to this store's last write of each object that may have landed arrived (monotonic). */
+    private final ConcurrentHashMap<String, Long> lastWriteReply = new ConcurrentHashMap<>();
     private final ServerDateTransportOptions transport;
     private final String bucket;
     private final String objectPrefix;
     /** " at <endpoint>" for an emulator, else empty: appended to every location in messages. */
     private final String at;
 
-    private GcsConditionalStore(Storage storage, ServerDateTransportOptions transport, String bucket, String prefix,
-                                String endpoint) {
+    private GcsConditionalStore(Storage storage, Storage writes, ServerDateTransportOptions transport, String bucket,
+                                String prefix, String endpoint) {
         this.storage = storage;
+        this.writes = writes;
         this.transport = transport;
         this.bucket = bucket;
         this.objectPrefix = prefix.isEmpty() ? "" : prefix + "/";
@@ -119,12 +147,14 @@ public final class GcsConditionalStore implements ConditionalStore {
             }
         }
         Storage storage;
+        Storage writes;
         try {
             storage = options.build().getService();
+            writes = options.setStorageRetryStrategy(NoRetryOnThrottling.INSTANCE).build().getService();
         } catch (RuntimeException e) {
             throw new LockBackendException("cannot create a GCS client for " + where + ": " + e.getMessage(), false, e);
         }
-        return new GcsConditionalStore(storage, transport, bucket, prefix, endpoint);
+        return new GcsConditionalStore(storage, writes, transport, bucket, prefix, endpoint);
     }
 
     private BlobId id(String name) {
@@ -193,9 +223,14 @@ public final class GcsConditionalStore implements ConditionalStore {
         try {
             return Optional.of(Long.toString(upload(id, data, condition).getGeneration()));
         } catch (StorageException e) {
-            if (e.getCode() == 412) return Optional.empty();
+            if (notWritten(e)) return Optional.empty();
             throw failure(op, id, e);
         }
+    }
+
+    /** 412: the precondition failed; 429: refused for the per-object write rate. Neither applied anything. */
+    private static boolean notWritten(StorageException e) {
+        return e.getCode() == 412 || e.getCode() == 429;
     }
 
     /** One upload of {@code data} as body and (base64) metadata, as every write sends it. */
@@ -206,7 +241,42 @@ public final class GcsConditionalStore implements ConditionalStore {
         Storage.BlobTargetOption[] options = Arrays.copyOf(conditions, conditions.length + 1);
         // records are a few hundred bytes: gzip would only add work
         options[conditions.length] = Storage.BlobTargetOption.disableGzipContent();
-        return storage.create(info.build(), data, options);
+        return spaced(id, () -> writes.create(info.build(), data, options));
+    }
+
+    /**
+     * Runs {@code write} of {@code id} no sooner than {@link #MIN_WRITE_INTERVAL} after the reply to
+     * this store's previous write of {@code id} that may have landed (anything but 412 and 429).
+     */
+    private <T> T spaced(BlobId id, Supplier<T> write) {
+        String object = id.getName();
+        Long last = lastWriteReply.get(object);
+        if (last != null) {
+            long wait = last + MIN_WRITE_INTERVAL.toNanos() - System.nanoTime();
+            if (wait > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockException("interrupted while spacing writes to " + describe(id), e);
+                }
+            }
+        }
+        boolean mayHaveLanded = true;
+        try {
+            return write.get();
+        } catch (StorageException e) {
+            mayHaveLanded = !notWritten(e);
+            throw e;
+        } finally {
+            if (mayHaveLanded) {
+                long now = System.nanoTime();
+                if (lastWriteReply.size() >= MAX_SPACED) {
+                    lastWriteReply.values().removeIf(t -> now - t >= MIN_WRITE_INTERVAL.toNanos());
+                }
+                lastWriteReply.put(object, now);
+            }
+        }
     }
 
     /**
@@ -227,7 +297,7 @@ public final class GcsConditionalStore implements ConditionalStore {
     void deleteLoose(String leaf) {
         BlobId id = looseId(leaf);
         try {
-            storage.delete(id);
+            spaced(id, () -> writes.delete(id));
         } catch (StorageException e) {
             throw failure("delete", id, e);
         }
@@ -245,9 +315,10 @@ public final class GcsConditionalStore implements ConditionalStore {
         BlobId id = id(name);
         try {
             // false on 404: the record is already gone
-            return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation(expectedVersion)));
+            long generation = generation(expectedVersion);
+            return spaced(id, () -> writes.delete(id, Storage.BlobSourceOption.generationMatch(generation)));
         } catch (StorageException e) {
-            if (e.getCode() == 412) return false;
+            if (notWritten(e)) return false;
             throw failure("delete", id, e);
         }
     }
@@ -269,6 +340,12 @@ public final class GcsConditionalStore implements ConditionalStore {
             throw failure("list", BlobId.of(bucket, objectPrefix + namePrefix), e);
         }
         return names;
+    }
+
+    /** One second: GCS's per-object update limit (see the class comment). */
+    @Override
+    public Duration minWriteInterval() {
+        return MIN_WRITE_INTERVAL;
     }
 
     private static long generation(String version) {
@@ -302,10 +379,12 @@ public final class GcsConditionalStore implements ConditionalStore {
 
     @Override
     public void close() {
-        try {
-            storage.close();
-        } catch (Exception e) {
-            // nothing is pending on a closed lock manager; the client only frees its connections
+        for (Storage client : List.of(storage, writes)) {
+            try {
+                client.close();
+            } catch (Exception e) {
+                // nothing is pending on a closed lock manager; the client only frees its connections
+            }
         }
     }
 }

@@ -16,7 +16,8 @@ import java.util.Set;
  * objects {@code PREFIX/<encoded key>.lock} in a Google Cloud Storage bucket, changed only by
  * generation-conditioned writes ({@link GcsConditionalStore}) under the shared
  * {@link LeaseEngine}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
- * staleness is judged by the server's clock.
+ * staleness is judged by the server's clock. GCS takes one write per second to an object, so leases
+ * need a TTL of at least 3 s (heartbeat TTL/3); shorter ones are refused.
  *
  * <ul>
  *   <li>{@code endpoint}: an emulator or test server ({@code http://127.0.0.1:4443}); no credentials

@@ -5,11 +5,22 @@ import dev.latchkey.tck.ConditionalStoreContract;
 
 /**
  * The compare-and-swap contract (racing creators and replacers: exactly one wins) on GCS generation
- * preconditions, each client a separate GCS client.
+ * preconditions, each client a separate GCS client, with the test server's one write per second to
+ * an object on. The clients keep that interval among themselves ({@link IntervalKeepingClients}),
+ * so each race round on one record waits a second; fewer rounds than the default 200 keep that to
+ * about half a minute.
  */
 class GcsConditionalStoreTckTest extends ConditionalStoreContract {
+    /** Clients of one test: a new contract instance per test, so the spacing starts afresh. */
+    private final IntervalKeepingClients clients = new IntervalKeepingClients();
+
     @Override
     protected ConditionalStore newStore() {
-        return GcsFixture.newStore();
+        return clients.wrap(GcsFixture.newStore());
+    }
+
+    @Override
+    protected int raceRounds() {
+        return 25;
     }
 }

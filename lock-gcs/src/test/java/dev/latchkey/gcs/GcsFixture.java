@@ -14,8 +14,9 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * The GCS the tests use: {@code $LATCHKEY_TEST_GCS_URI} if set (a real bucket, or an emulator);
  * else, where a Docker engine answers, {@code fsouza/fake-gcs-server} as a container; else one
- * {@link GcsTestServer} started in this JVM on a free port (our CI). Bucket {@code latchkey},
- * prefix {@code locks}, for the whole run; tests keep apart by key (the TCK tags every key).
+ * {@link GcsTestServer} started in this JVM on a free port, with GCS's one write per second to an
+ * object (our CI). Bucket {@code latchkey}, prefix {@code locks}, for the whole run; tests keep apart
+ * by key (the TCK tags every key).
  *
  * <p>fake-gcs-server's preconditions are incomplete in released images (see the module's README
  * fragment): where the container route is taken, the delete and CAS-contract tests may fail there

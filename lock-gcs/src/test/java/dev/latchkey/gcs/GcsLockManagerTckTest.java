@@ -5,12 +5,35 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
 
 /**
  * The full lock contract on {@code gs://}, against the in-process GCS test server (or
- * {@code $LATCHKEY_TEST_GCS_URI}). Each manager has its own GCS client and connections.
+ * {@code $LATCHKEY_TEST_GCS_URI}) with its one write per second to an object on, as on GCS. Each
+ * manager has its own GCS client and connections.
+ *
+ * <p>That limit sets the pace: a manager writes a lock record at most once a second, so a heartbeat
+ * (TTL/3) needs a TTL of at least 3 s, and one key changes hands about once every two seconds
+ * (acquire, then release, a second apart), however many clients want it. The contention tests are
+ * sized for that: 24 critical sections in each, not the default 200.
  */
 class GcsLockManagerTckTest extends LockManagerContract {
+    /**
+     * The clock-skew test heartbeats its live lease at TTL/6, which the engine refuses below one
+     * second: it needs 6 s where the others do with 3 s.
+     */
+    private static final String HEARTBEATS_AT_SIXTH_OF_TTL = "skewedWallClockTakesNothingEarly";
+
+    private Duration shortTtl = Duration.ofSeconds(3);
+
+    @BeforeEach
+    void ttlFor(TestInfo test) {
+        if (test.getTestMethod().map(m -> m.getName().equals(HEARTBEATS_AT_SIXTH_OF_TTL)).orElse(false)) {
+            shortTtl = Duration.ofSeconds(6);
+        }
+    }
+
     @Override
     protected LockManager newManager(LockContext context) {
         return Latchkey.open(GcsFixture.uri(), context);
@@ -23,11 +46,24 @@ class GcsLockManagerTckTest extends LockManagerContract {
     }
 
     /**
-     * 2 s rather than 1 s: the server's {@code Date} has whole seconds, so a stale record can be
-     * recognised up to a second late (never early); the waits must leave room for that.
+     * 3 s: the heartbeat, TTL/3, may not be faster than the store's one write per second. (The
+     * server's {@code Date} has whole seconds, so a stale record is recognised up to a second late,
+     * never early; 3 s leaves the waits room for that.)
      */
     @Override
     protected Duration shortTtl() {
-        return Duration.ofSeconds(2);
+        return shortTtl;
+    }
+
+    /** 4 managers x 2 threads x 3 rounds: 24 sections on one key, about two seconds each. */
+    @Override
+    protected int contentionRounds() {
+        return 3;
+    }
+
+    /** 4 JVMs x 3 rounds: 12 sections on one key. */
+    @Override
+    protected int processRounds() {
+        return 3;
     }
 }

@@ -17,6 +17,7 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,16 +34,18 @@ import org.junit.jupiter.api.Test;
 /**
  * Keeps the test server honest, through Google's own client and raw HTTP: preconditions are
  * atomic under concurrency (exactly one winner), generations only grow, errors have GCS's shape,
- * gzip bodies and the download endpoint work.
+ * gzip bodies and the download endpoint work; the per-object write limit refuses what it must and
+ * nothing more; a lost reply follows a request that was served in full.
  */
 class GcsTestServerTest {
     private static final String BUCKET = "server-test";
     private static GcsTestServer server;
     private static Storage storage;
 
+    /** Preconditions on their own: this server has no write limit (interval zero turns it off). */
     @BeforeAll
     static void start() {
-        server = GcsTestServer.start();
+        server = GcsTestServer.start(0, Duration.ZERO);
         storage = StorageOptions.http().setHost(server.endpoint()).setProjectId("test")
                 .setCredentials(NoCredentials.getInstance()).build().getService();
         storage.create(BucketInfo.of(BUCKET));
