@@ -5,8 +5,6 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The full lock contract on {@code gs://}, against the in-process GCS test server (or
@@ -19,21 +17,6 @@ import org.junit.jupiter.api.TestInfo;
  * sized for that: 24 critical sections in each, not the default 200.
  */
 class GcsLockManagerTckTest extends LockManagerContract {
-    /**
-     * The clock-skew test heartbeats its live lease at TTL/6, which the engine refuses below one
-     * second: it needs 6 s where the others do with 3 s.
-     */
-    private static final String HEARTBEATS_AT_SIXTH_OF_TTL = "skewedWallClockTakesNothingEarly";
-
-    private Duration shortTtl = Duration.ofSeconds(3);
-
-    @BeforeEach
-    void ttlFor(TestInfo test) {
-        if (test.getTestMethod().map(m -> m.getName().equals(HEARTBEATS_AT_SIXTH_OF_TTL)).orElse(false)) {
-            shortTtl = Duration.ofSeconds(6);
-        }
-    }
-
     @Override
     protected LockManager newManager(LockContext context) {
         return Latchkey.open(GcsFixture.uri(), context);
@@ -52,7 +35,7 @@ class GcsLockManagerTckTest extends LockManagerContract {
      */
     @Override
     protected Duration shortTtl() {
-        return shortTtl;
+        return Duration.ofSeconds(3);
     }
 
     /** 4 managers x 2 threads x 3 rounds: 24 sections on one key, about two seconds each. */

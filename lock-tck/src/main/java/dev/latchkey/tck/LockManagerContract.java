@@ -756,7 +756,7 @@ public abstract class LockManagerContract {
         // The live lease outlasts the whole observation window even if a loaded machine stalls
         // its heartbeat: this test is about clocks, heartbeatKeepsLeaseAliveUnattended about heartbeats.
         Lease live = hold(holder, liveKey, LeaseOptions.ttl(ttl.multipliedBy(4))
-                .withHeartbeat(ttl.dividedBy(6)).withOwner(owner("live")));
+                .withHeartbeat(ttl.dividedBy(3)).withOwner(owner("live")));
         long deadStart = System.nanoTime();
         Lease dead = hold(holder, deadKey, abandoned("dead"));
         Long takenAt = null;
