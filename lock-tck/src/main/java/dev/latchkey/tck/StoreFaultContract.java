@@ -365,8 +365,9 @@ public abstract class StoreFaultContract {
     private static void renewIgnoringStoreErrors(Lease lease) {
         try {
             lease.renew();
-        } catch (LockBackendException e) {
-            // the outcome of a renewal under a fault may be unknown: the lease decides what it is worth
+        } catch (LockBackendException | LeaseLostException e) {
+            // The outcome of a renewal under a fault may be unknown, and a slow store may let the
+            // lease run out meanwhile: the lease decides what it is worth; the watch judges it.
         }
     }
 
