@@ -22,6 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code .tokens}): the interrupted call completes and keeps the thread's interrupt status, and
  * the OS locks other leases of this JVM hold on the same file survive — checked from another
  * process, the only one that can see them.
+ *
+ * <p>Which operations an interrupt can break: a blocking {@code FileChannel.lock}, {@code read},
+ * {@code write} and {@code force} close the channel when the thread is interrupted (the
+ * {@code .tokens} update uses all four); {@code tryLock} and {@code FileLock.release}, all that
+ * {@code NAME.lck} needs, never block and are not interruptible.
  */
 class FileInterruptTest {
     @TempDir
@@ -62,7 +67,21 @@ class FileInterruptTest {
     }
 
     @Test
-    void interruptedTakeoverAcquireAndReleaseKeepOtherLeasesMarks() throws Exception {
+    void anInterruptedTokenReservationCompletes() throws Exception {
+        Host jvm = Machines.jvmOnBoot("boot-1", 1); // every token is a reservation: create, then one block each
+        FileStore store = new FileStore(dir, jvm);
+        for (long previous = 0; previous < 3; previous++) {
+            Thread.currentThread().interrupt();
+            long token = store.nextToken(previous);
+            assertThat(Thread.interrupted()).as("interrupt status kept").isTrue();
+            assertThat(token).isEqualTo(previous + 1);
+            assertThat(Machines.tokenFile(dir).high()).isEqualTo(token);
+        }
+        assertThat(jvm.syncs()).isEqualTo(2 + 2);
+    }
+
+    @Test
+    void interruptsDuringTakeoverAcquireAndReleaseKeepOtherLeasesMarks() throws Exception {
         long deadHolder = Long.parseLong(OtherProcess.run("hold-and-die", dir.toString(), "job"));
         // A lease of this JVM that was lost keeps its mark on the key's file until its TTL has
         // passed (the engine does so on loss); here it is held directly, at a byte no token uses.
