@@ -36,25 +36,32 @@ import java.util.concurrent.locks.ReentrantLock;
  * locks on one file), so writers across threads and processes are serialised.
  *
  * <p><b>Crashes.</b> Nothing is synced per write: a process crash loses nothing (the page cache
- * has it all), but an OS crash or power loss may turn a rename back or leave a record empty or
- * zero-filled. Fencing tokens still never repeat: {@link #nextToken} reserves them durably, a
- * block at a time, and after a reboot starts above every token reserved before
- * ({@link TokenReservation}). A torn record — empty, zero-filled, or not matching the CRC-32C in
- * its version line — is something no running system ever shows (see above), so it is read as
- * absent and the key can be taken again. It is absent regardless of liveness marks on the key: the
- * crash that tore it ended every process that held a mark then, a mark held now belongs to a
- * claim made since (the engine marks before it writes, so a claimant would see its own), and its
- * token cannot tell old marks from new. A record whose version line carries no CRC (written
- * before records had one, or by someone else) is returned as it is, so foreign content stays an
- * error of the engine rather than a silently freed key.
+ * has it all), but an OS crash or power loss may turn a rename back or leave a record empty,
+ * zero-filled or cut short. Fencing tokens still never repeat: {@link #nextToken} reserves them
+ * durably, a block at a time, and after a reboot starts above every token reserved before
+ * ({@link TokenReservation}). A torn record — empty, starting with a zero byte, without a complete
+ * version line, or not matching the CRC-32C in its version line ({@link RecordFormat}) — is
+ * something no running system shows (see above), so it is read as absent and the key can be taken
+ * again. Absent whatever liveness marks the key's {@code .lck} has: the crash that tore it ended
+ * every process that held a mark then, so any mark now belongs to a claim made since — among them
+ * the claimant's own, which the engine takes before it writes — and a torn record names no token
+ * whose mark could be told apart. What this does not cover: a record truncated by something else
+ * while its holder lives frees the key, as deleting it by hand always did. A record whose version
+ * line carries no CRC (written before records had one, or by another program) is returned as it
+ * is, so foreign content stays an error of the engine rather than a silently freed key.
  *
  * <p><b>Holder liveness.</b> The holder of acquisition {@code token} keeps an OS lock on byte
  * {@code token} of {@code NAME.lck} for the life of its lease; the kernel drops it when the process
  * dies, so a contender that can lock that byte knows the holder is gone and may take over at once.
- * All operations on {@code NAME.lck} (and on {@code .tokens}) run on a private thread that is
- * never interrupted ({@link PrivateThread}): Java closes a channel — and drops every lock the JVM
- * holds on that file — when a thread is interrupted inside a channel operation, which would make
- * live holders look dead.
+ *
+ * <p><b>Interrupts.</b> An interrupt inside a blocking {@code lock}, {@code read}, {@code write}
+ * or {@code force} closes the channel, and closing any channel of a file drops every OS lock the
+ * JVM holds on it — live holders would look dead. So all I/O on {@code NAME.lck} and on
+ * {@code .tokens} runs on private threads that are never interrupted ({@link PrivateThread}).
+ * ({@code .lck} needs only {@code tryLock} and {@code release}, which are not interruptible; the
+ * thread keeps it safe should that change.) Record reads and writes run on the caller's thread: an
+ * interrupt there fails the operation before its rename, and the {@code .cas} lock is only ever
+ * held by one thread of the JVM.
  *
  * <p>Meant for a local file system. Network file systems differ in locking, rename and sync
  * semantics; use a server backend across hosts.
@@ -130,6 +137,7 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
         });
     }
 
+    /** Reserved durably, a block at a time, shared by every store of this JVM on this directory. */
     @Override
     public long nextToken(long previous) {
         return tokens.next(previous);

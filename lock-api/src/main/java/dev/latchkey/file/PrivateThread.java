@@ -12,8 +12,8 @@ import java.util.concurrent.Future;
  * never interrupted.
  *
  * <p>Why: Java closes a {@link java.nio.channels.FileChannel} when a thread is interrupted inside
- * one of its operations, and closing any channel of a file drops every OS lock the JVM holds on
- * that file. A caller that is interrupted while it waits here keeps waiting (the operations are
+ * one of its interruptible operations (a blocking {@code lock}, {@code read}, {@code write},
+ * {@code force}), and closing any channel of a file drops every OS lock the JVM holds on that file. A caller that is interrupted while it waits here keeps waiting (the operations are
  * short) and gets its interrupt status back afterwards.
  */
 final class PrivateThread {

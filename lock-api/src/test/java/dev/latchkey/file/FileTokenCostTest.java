@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * What durable tokens cost on one boot: fsyncs per block of tokens, never per acquisition; and
  * tokens of a key strictly increase whichever store or JVM hands them out.
  */
-class TokenCostTest {
+class FileTokenCostTest {
     private static final int BLOCK = 16;
     private static final int N = 100;
 
