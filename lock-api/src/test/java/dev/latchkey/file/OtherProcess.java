@@ -5,9 +5,10 @@ import dev.latchkey.LockManager;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -50,12 +51,18 @@ public final class OtherProcess {
         List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), OtherProcess.class.getName()));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes()).trim();
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            p.destroyForcibly();
-            throw new IllegalStateException("child " + String.join(" ", args) + " failed: " + output);
+        Path out = Files.createTempFile("latchkey-other-process", ".out");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            boolean exited = p.waitFor(60, TimeUnit.SECONDS);
+            if (!exited) p.destroyForcibly();
+            String output = Files.readString(out).trim();
+            if (!exited || p.exitValue() != 0) {
+                throw new IllegalStateException("child " + String.join(" ", args) + " failed: " + output);
+            }
+            return output;
+        } finally {
+            Files.deleteIfExists(out);
         }
-        return output;
     }
 }
