@@ -17,17 +17,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -36,26 +31,43 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Compare-and-swap.</b> Each name has a record file {@code NAME.lease} (a version line, then
  * the data), replaced only by writing a temporary file and renaming it atomically, so readers
- * never see a torn record. A write compares the version under a short exclusive OS lock on
- * {@code NAME.cas}, taken after an in-JVM lock (one JVM cannot hold two OS locks on one file), so
- * writers across threads and processes are serialised.
+ * never see a torn record while the machine runs. A write compares the version under a short
+ * exclusive OS lock on {@code NAME.cas}, taken after an in-JVM lock (one JVM cannot hold two OS
+ * locks on one file), so writers across threads and processes are serialised.
+ *
+ * <p><b>Crashes.</b> Nothing is synced per write: a process crash loses nothing (the page cache
+ * has it all), but an OS crash or power loss may turn a rename back or leave a record empty,
+ * zero-filled or cut short. Fencing tokens still never repeat: {@link #nextToken} reserves them
+ * durably, a block at a time, and after a reboot starts above every token reserved before
+ * ({@link TokenReservation}). A torn record — empty, starting with a zero byte, without a complete
+ * version line, or not matching the CRC-32C in its version line ({@link RecordFormat}) — is
+ * something no running system shows (see above), so it is read as absent and the key can be taken
+ * again. Absent whatever liveness marks the key's {@code .lck} has: the crash that tore it ended
+ * every process that held a mark then, so any mark now belongs to a claim made since — among them
+ * the claimant's own, which the engine takes before it writes — and a torn record names no token
+ * whose mark could be told apart. What this does not cover: a record truncated by something else
+ * while its holder lives frees the key, as deleting it by hand always did. A record whose version
+ * line carries no CRC (written before records had one, or by another program) is returned as it
+ * is, so foreign content stays an error of the engine rather than a silently freed key.
  *
  * <p><b>Holder liveness.</b> The holder of acquisition {@code token} keeps an OS lock on byte
  * {@code token} of {@code NAME.lck} for the life of its lease; the kernel drops it when the process
  * dies, so a contender that can lock that byte knows the holder is gone and may take over at once.
- * All operations on {@code NAME.lck} run on one private thread that is never interrupted: Java
- * closes a channel — and drops every lock the JVM holds on that file — when a thread is interrupted
- * inside a channel operation, which would make live holders look dead.
  *
- * <p>Meant for a local file system. Network file systems differ in locking and rename semantics;
- * use a server backend across hosts.
+ * <p><b>Interrupts.</b> An interrupt inside a blocking {@code lock}, {@code read}, {@code write}
+ * or {@code force} closes the channel, and closing any channel of a file drops every OS lock the
+ * JVM holds on it — live holders would look dead. So all I/O on {@code NAME.lck} and on
+ * {@code .tokens} runs on private threads that are never interrupted ({@link PrivateThread}).
+ * ({@code .lck} needs only {@code tryLock} and {@code release}, which are not interruptible; the
+ * thread keeps it safe should that change.) Record reads and writes run on the caller's thread: an
+ * interrupt there fails the operation before its rename, and the {@code .cas} lock is only ever
+ * held by one thread of the JVM.
+ *
+ * <p>Meant for a local file system. Network file systems differ in locking, rename and sync
+ * semantics; use a server backend across hosts.
  */
 public final class FileStore implements ConditionalStore, HolderLiveness {
-    private static final ExecutorService MARKS = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "latchkey-file-locks");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final PrivateThread MARKS = new PrivateThread("latchkey-file-locks");
     /** Open {@code .lck} files of this JVM with the marks held through them; touched only on {@link #MARKS}. */
     private static final Map<Path, MarkFile> MARK_FILES = new HashMap<>();
     private static final ConcurrentHashMap<Path, ReentrantLock> CAS_LOCKS = new ConcurrentHashMap<>();
@@ -70,29 +82,35 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
     }
 
     private final Path dir;
+    private final TokenReservation tokens;
 
     public FileStore(Path dir) {
+        this(dir, Host.THIS_MACHINE);
+    }
+
+    /** On {@code host}: a test's stand-in for the machine (boot id, fsync counting, another JVM's state). */
+    FileStore(Path dir, Host host) {
         try {
             Files.createDirectories(dir);
             this.dir = dir.toRealPath();
         } catch (IOException e) {
             throw new LockBackendException("cannot create lock directory " + dir + ": " + e.getMessage(), false, e);
         }
+        this.tokens = host.reservation(this.dir);
     }
 
+    /** The record, or empty if there is none or it is torn (see the class comment). */
     @Override
     public Optional<StoredRecord> read(String name) {
+        byte[] all;
         try {
-            byte[] all = Files.readAllBytes(recordFile(name));
-            int nl = indexOf(all, (byte) '\n');
-            if (nl < 0) throw new LockBackendException("corrupt lock file " + recordFile(name), false);
-            String version = new String(all, 0, nl, StandardCharsets.US_ASCII);
-            return Optional.of(new StoredRecord(Arrays.copyOfRange(all, nl + 1, all.length), version, null));
+            all = Files.readAllBytes(recordFile(name));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
             throw failure("read", name, e);
         }
+        return RecordFormat.decode(all);
     }
 
     @Override
@@ -117,6 +135,12 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
             Files.delete(recordFile(name));
             return true;
         });
+    }
+
+    /** Reserved durably, a block at a time, shared by every store of this JVM on this directory. */
+    @Override
+    public long nextToken(long previous) {
+        return tokens.next(previous);
     }
 
     @Override
@@ -194,7 +218,7 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
     }
 
     private String write(String name, byte[] data) throws IOException {
-        String version = Long.toHexString(ThreadLocalRandom.current().nextLong() | 1L);
+        String version = RecordFormat.newVersion(data);
         Path tmp = dir.resolve(name + ".lease." + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
         byte[] head = (version + "\n").getBytes(StandardCharsets.US_ASCII);
         try {
@@ -248,30 +272,10 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
     }
 
     private <T> T onMarksThread(Callable<T> op) {
-        Future<T> f = MARKS.submit(op);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return f.get();
-                } catch (InterruptedException e) {
-                    interrupted = true; // the OS-lock operation is quick and must finish either way
-                }
-            }
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            throw new LockBackendException("OS file lock in " + dir + " failed: " + c, true, c);
-        } finally {
-            if (interrupted) Thread.currentThread().interrupt();
-        }
+        return MARKS.call(op, "OS file lock in " + dir);
     }
 
     private LockBackendException failure(String what, String name, IOException e) {
         return new LockBackendException("cannot " + what + " lock file " + recordFile(name) + ": " + e, true, e);
-    }
-
-    private static int indexOf(byte[] a, byte b) {
-        for (int i = 0; i < a.length; i++) if (a[i] == b) return i;
-        return -1;
     }
 }

@@ -1,0 +1,129 @@
+package dev.latchkey.file;
+
+import static dev.latchkey.file.Machines.jvmOnBoot;
+import static dev.latchkey.file.Machines.jvmWithoutBootId;
+import static dev.latchkey.file.Machines.manager;
+import static dev.latchkey.file.Machines.recordFile;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.latchkey.Lease;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.engine.LeaseEngine;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A power loss under {@code file://}, played out: the last renames of a record are lost (an older
+ * copy comes back) or the record is left torn, and the machine boots with a new boot id. Each
+ * {@link Host} stands for one JVM on one boot.
+ */
+class FileCrashTest {
+    @TempDir
+    Path dir;
+
+    /** Acquires and releases {@code key} {@code times} times; the highest token handed out. */
+    private static long handOut(LeaseEngine manager, String key, int times) {
+        long highest = 0;
+        for (int i = 0; i < times; i++) {
+            Lease l = manager.tryAcquire(key).orElseThrow();
+            highest = Math.max(highest, l.fencingToken());
+            l.release();
+        }
+        return highest;
+    }
+
+    @ParameterizedTest(name = "older copy {0}")
+    @ValueSource(strings = {"released", "held by a holder the crash killed"})
+    void aRecordTurnedBackByAPowerLossNeverGetsATokenHandedOutBefore(String olderCopy) throws IOException {
+        Path record = recordFile(dir, "job");
+        byte[] older;
+        long highest;
+        try (LeaseEngine before = manager(jvmOnBoot("boot-1"), dir)) {
+            Lease first = before.tryAcquire("job").orElseThrow();
+            if (olderCopy.equals("released")) first.release();
+            older = Files.readAllBytes(record); // what the disk still holds if every later rename is lost
+            if (!olderCopy.equals("released")) first.release();
+            highest = Math.max(first.fencingToken(), handOut(before, "job", 5));
+        }
+        Files.write(record, older);
+
+        try (LeaseEngine after = manager(jvmOnBoot("boot-2"), dir)) {
+            Lease next = after.tryAcquire("job").orElseThrow();
+            assertThat(next.fencingToken()).isGreaterThan(highest);
+            next.release();
+            assertThat(after.tryAcquire("job").orElseThrow().fencingToken()).isEqualTo(next.fencingToken() + 1);
+        }
+    }
+
+    @Test
+    void anotherJvmOnTheSameBootContinuesWithoutAJump() {
+        long highest;
+        try (LeaseEngine first = manager(jvmOnBoot("boot-1"), dir)) {
+            highest = handOut(first, "job", 3);
+        }
+        try (LeaseEngine second = manager(jvmOnBoot("boot-1"), dir)) {
+            assertThat(second.tryAcquire("job").orElseThrow().fencingToken()).isEqualTo(highest + 1);
+        }
+    }
+
+    @Test
+    void withoutABootIdEveryNewJvmAssumesACrash() throws IOException {
+        long highest;
+        try (LeaseEngine first = manager(jvmWithoutBootId(), dir)) {
+            highest = handOut(first, "job", 3);
+        }
+        long reserved = Machines.tokenFile(dir).high();
+        try (LeaseEngine second = manager(jvmWithoutBootId(), dir)) {
+            long token = second.tryAcquire("job").orElseThrow().fencingToken();
+            assertThat(token).isGreaterThan(highest).isEqualTo(reserved + 1);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"empty", "zero-filled", "cut short"})
+    void aTornRecordIsAbsentAndTheKeyCanBeTakenAgain(String torn) throws IOException {
+        Path record = recordFile(dir, "job");
+        long highest;
+        try (LeaseEngine before = manager(jvmOnBoot("boot-1"), dir)) {
+            highest = handOut(before, "job", 3);
+        }
+        byte[] whole = Files.readAllBytes(record);
+        Files.write(record, switch (torn) {
+            case "empty" -> new byte[0];
+            case "zero-filled" -> new byte[whole.length]; // size on disk, data never written
+            default -> Arrays.copyOf(whole, whole.length / 2); // the tail never written
+        });
+
+        try (LeaseEngine after = manager(jvmOnBoot("boot-2"), dir)) {
+            assertThat(after.inspect("job")).isEmpty();
+            Lease next = after.tryAcquire("job").orElseThrow();
+            assertThat(next.fencingToken()).isGreaterThan(highest);
+            assertThat(after.inspect("job")).isPresent();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"version line without a checksum", "version line with a matching checksum"})
+    void foreignContentUnderAValidVersionLineStaysAnError(String line) throws IOException {
+        byte[] foreign = "hello from another program\n".getBytes(StandardCharsets.UTF_8);
+        CRC32C crc = new CRC32C();
+        crc.update(foreign);
+        String version = line.startsWith("version line without") ? "0123abcd" : String.format("0123abcd/%08x", crc.getValue());
+        Files.write(recordFile(dir, "job"), (version + "\n" + new String(foreign, StandardCharsets.UTF_8))
+                .getBytes(StandardCharsets.UTF_8));
+
+        try (LeaseEngine m = manager(jvmOnBoot("boot-1"), dir)) {
+            assertThatThrownBy(() -> m.tryAcquire("job"))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("not a latchkey lease record");
+        }
+    }
+}
