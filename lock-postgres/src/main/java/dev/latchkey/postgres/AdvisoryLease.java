@@ -38,11 +38,14 @@ final class AdvisoryLease extends ManagedLease {
     private final AdvisorySession session;
     private final long lockId;
     private final LeaseOptions options;
-    private final long grantedNanos;
+    /** When the lease's validity started: the try's send time, or a wait's grant. */
+    private final long validFromNanos;
     /** Keeps the background row write, renewal, release and session check off the session at the same time. */
     private final ReentrantLock sessionUse = new ReentrantLock();
     /** Set (under {@link #sessionUse}) when release takes the session back. */
     private boolean released;
+    /** The lease has ended (released or lost): {@link SessionWatch} drops it. */
+    private volatile boolean done;
     /** What the server said when it ended the session, as {@link #checkSession} read it; null while it lives. */
     private volatile String endedBy;
     /** When the session is closed if the lease is lost by running out: a full TTL after grant or renewal. */
@@ -51,19 +54,18 @@ final class AdvisoryLease extends ManagedLease {
     /**
      * @param validFromNanos when the request that took the lock was sent (a try), or when its grant
      *                       arrived (a wait, which may have been sent long before)
-     * @param grantedNanos   when the grant arrived
      */
     AdvisoryLease(AdvisoryLockManager manager, AdvisorySession session, long lockId, String key, String leaseId,
-                  long token, LeaseOptions options, long validFromNanos, long grantedNanos) {
+                  long token, LeaseOptions options, long validFromNanos) {
         super(manager.runtime, key, leaseId, token, options, validFromNanos);
         this.manager = manager;
         this.session = session;
         this.lockId = lockId;
         this.options = options;
-        this.grantedNanos = grantedNanos;
+        this.validFromNanos = validFromNanos;
         this.sessionEndNanos = validFromNanos + options.ttl().toNanos();
-        manager.watch.add(this); // before start(), whose refusal of a late lease ends in afterRelease()
         start();
+        manager.watch.add(this);
     }
 
     long lockId() {
@@ -75,7 +77,7 @@ final class AdvisoryLease extends ManagedLease {
         sessionUse.lock();
         try {
             if (released) return;
-            manager.writeHolder(session.connection, this, options, manager.context.time().nanoTime() - grantedNanos);
+            manager.writeHolder(session.connection, this, options, manager.context.time().nanoTime() - validFromNanos);
         } catch (SQLException e) {
             LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
         } finally {
@@ -88,17 +90,19 @@ final class AdvisoryLease extends ManagedLease {
      * A server ends a session with an error (terminated, idle limit) or a warning (shutdown, crash of
      * another backend); anything else unasked for is checked by renewing now. Skipped while a renewal
      * or release uses the session: that finds out itself.
+     *
+     * @return false once the lease no longer needs watching (released, lost, or its session ended)
      */
-    void checkSession() {
-        if (!session.readsWithoutWaiting || !sessionUse.tryLock()) return;
-        boolean verify;
+    boolean checkSession() {
+        if (!session.readsWithoutWaiting || done) return false;
+        if (!sessionUse.tryLock()) return true;
         try {
-            if (released || endedBy != null) return;
+            if (released || endedBy != null) return false;
             Connection c = session.connection;
             try {
                 c.unwrap(PGConnection.class).getNotifications();
                 SQLWarning w = c.getWarnings();
-                if (w == null) return;
+                if (w == null) return true;
                 c.clearWarnings();
                 if (w.getSQLState() != null && (w.getSQLState().startsWith("57P") || w.getSQLState().startsWith("08"))) {
                     endedBy = w.getMessage();
@@ -106,11 +110,11 @@ final class AdvisoryLease extends ManagedLease {
             } catch (SQLException e) {
                 endedBy = e.getMessage();
             }
-            verify = true;
         } finally {
             sessionUse.unlock();
         }
-        if (verify) runtime().execute(this::renewNow);
+        runtime().execute(this::renewNow);
+        return endedBy == null;
     }
 
     /** A renewal off the heartbeat's schedule: it reports a loss like any renewal, or renews. */
@@ -205,7 +209,7 @@ final class AdvisoryLease extends ManagedLease {
      */
     @Override
     protected void onLost(LeaseLostException cause) {
-        manager.watch.remove(this);
+        done = true;
         long delay = cause.reason() == Reason.SESSION_ENDED ? 0 : sessionEndNanos - manager.context.time().nanoTime();
         // Closing a session is I/O: never on the heartbeat timer itself.
         runtime().later(Duration.ofNanos(Math.max(0, delay)), () -> manager.pool.discard(session));
@@ -213,6 +217,6 @@ final class AdvisoryLease extends ManagedLease {
 
     @Override
     protected void afterRelease() {
-        manager.watch.remove(this);
+        done = true;
     }
 }

@@ -196,7 +196,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
             boolean held = sessions.restartWindowLeftNanos() > 0 ? acquireInRestartWindow(a) : acquire(a, bare);
             if (!held) return null;
             AdvisoryLease lease = new AdvisoryLease(this, a.session, a.id, key, a.leaseId, a.token, options,
-                    a.validFromNanos, context.time().nanoTime());
+                    a.validFromNanos);
             pinned = true;
             if (bare) {
                 recordLater(lease);

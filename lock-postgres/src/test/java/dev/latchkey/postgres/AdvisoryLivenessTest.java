@@ -7,6 +7,8 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
+import dev.latchkey.tck.MultiProcessContention;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * mode=advisory when the holder's side goes quiet or away, played through a {@link TcpProxy}: the
@@ -71,6 +74,40 @@ class AdvisoryLivenessTest {
         assertThat(lease.isValid()).isFalse();
         assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
         next.release();
+    }
+
+    /**
+     * The same with a real process: a holder JVM stopped with SIGSTOP (its kernel keeps the
+     * connection alive, so the server sees an idle, healthy session). A contender waited on for as
+     * long as the process stayed stopped (35 s on a 15 s lease); now it gets the key once the TTL and
+     * its margin have passed since the stopped holder's last renewal — and not before the TTL.
+     */
+    @Test
+    void aStoppedHolderProcessLosesTheLockAtItsTtl(@TempDir Path work) throws Exception {
+        LockManager contender = manager(PgTestSupport.uri());
+        String key = tag + "/stopped";
+        Duration ttl = Duration.ofSeconds(4);
+        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(PgTestSupport.uri(), key, ttl, work);
+        try {
+            assertThat(contender.tryAcquire(key)).as("while the holder process runs").isEmpty();
+            signal("STOP", holder.process());
+            long stoppedAt = System.nanoTime();
+            Lease next = contender.acquire(key, Duration.ofSeconds(60), LeaseOptions.ttl(Duration.ofSeconds(60)));
+            // its lease was valid when it stopped, so its last renewal went out less than TTL - TTL/5
+            // before; the server waits TTL + TTL/5 after that renewal
+            assertThat(Duration.ofNanos(System.nanoTime() - stoppedAt)).as("stop to takeover")
+                    .isGreaterThanOrEqualTo(ttl.multipliedBy(2).dividedBy(5));
+            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
+            next.release();
+        } finally {
+            signal("CONT", holder.process());
+            holder.process().destroyForcibly().waitFor();
+        }
+    }
+
+    private static void signal(String name, Process process) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -%s %d", name, process.pid()).isZero();
     }
 
     /**
