@@ -6,6 +6,12 @@
 #                              postgres://latchkey:<password>@127.0.0.1:<port>/latchkey
 #   postgres.sh restart <dir>  fast restart, same port and data (tests of a server restart)
 #   postgres.sh pause <dir>    fast shutdown keeping the data; `resume <dir>` starts it again
+#   postgres.sh crash <dir>    immediate shutdown (pg_ctl -m immediate: every process is killed, no
+#                              checkpoint, crash recovery at the next start); `resume <dir>` starts it
+#   postgres.sh replica <primary-dir> <dir>
+#                              a streaming standby of the server in <primary-dir> (pg_basebackup into
+#                              <dir>/data, on a free port of its own, same roles and password); prints
+#                              its URI LAST. `promote <dir>` makes it a primary (a new WAL timeline)
 #   postgres.sh stop <dir>     fast shutdown, then removes <dir>
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system user
 # (created by the Debian package; see install-postgres.sh), which then owns <dir>.
@@ -13,7 +19,7 @@ set -euo pipefail
 
 cmd="${1:-}"; dir="${2:-}"
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|restart|pause|resume|stop <state-dir>" >&2; exit 2
+  echo "usage: $0 start|restart|pause|crash|resume|promote|stop <state-dir> | replica <primary-dir> <state-dir>" >&2; exit 2
 fi
 
 bindir=""
@@ -64,13 +70,40 @@ CONF
     PGPASSWORD="$password" "$bindir/psql" -X -q -At -h 127.0.0.1 -p "$port" -U latchkey -d latchkey \
       -c "SELECT 1" >/dev/null
     echo "$port" >"$dir/port"
-    echo "postgres://latchkey:$password@127.0.0.1:$port/latchkey"
+    uri="postgres://latchkey:$password@127.0.0.1:$port/latchkey"
+    ( umask 077; echo "$uri" >"$dir/uri" )
+    echo "$uri"
     ;;
   restart)
     as_server setsid -w "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 -m fast restart >&2
     ;;
   pause)
     as_server "$bindir/pg_ctl" -D "$data" -w -t 60 -m fast stop >&2
+    ;;
+  replica)
+    primary="$(cd "$dir" && pwd)"; dir="${3:-}"
+    [ -n "$dir" ] || { echo "usage: $0 replica <primary-dir> <state-dir>" >&2; exit 2; }
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"; data="$dir/data"
+    if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; fi
+    chmod 700 "$dir"
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+    as_server "$bindir/pg_basebackup" -h "$primary" -p "$(cat "$primary/port")" -U postgres -D "$data" -R -X stream -c fast \
+      >"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log" >&2; exit 1; }
+    cat >>"$data/postgresql.conf" <<CONF
+port = $port
+unix_socket_directories = '$dir'
+CONF
+    as_server setsid -w "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start >&2 \
+      || { cat "$dir/server.log" >&2; exit 1; }
+    echo "$port" >"$dir/port"
+    sed "s/127.0.0.1:$(cat "$primary/port")\//127.0.0.1:$port\//" "$primary/uri"
+    ;;
+  promote)
+    as_server "$bindir/pg_ctl" -D "$data" -w -t 60 promote >&2
+    ;;
+  crash)
+    as_server "$bindir/pg_ctl" -D "$data" -w -t 60 -m immediate stop >&2
     ;;
   resume)
     as_server setsid -w "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start >&2
@@ -82,5 +115,5 @@ CONF
     rm -rf "$dir"
     ;;
   *)
-    echo "unknown command '$cmd' (start|restart|pause|resume|stop)" >&2; exit 2 ;;
+    echo "unknown command '$cmd' (start|restart|pause|crash|resume|replica|promote|stop)" >&2; exit 2 ;;
 esac

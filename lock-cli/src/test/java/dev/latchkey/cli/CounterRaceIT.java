@@ -30,7 +30,8 @@ class CounterRaceIT {
         return Stream.of(
                 backend("file://" + locks.resolve("file-backend")),
                 backend(withParam(postgres, "mode", "advisory")),
-                backend(withParam(postgres, "mode", "lease")),
+                // a schema holds the locks of one mode: lease mode in a schema of its own
+                backend(withParam(withParam(postgres, "mode", "lease"), "schema", "latchkey_lease")),
                 // a short settle window: 200 acquisitions in a row at the default 1 s would take minutes
                 backend(withParam(ExternalServer.uri("LATCHKEY_TEST_CLICKHOUSE_URI", "clickhouse"), "settle", "100ms")),
                 backend(ExternalServer.uri("LATCHKEY_TEST_S3_URI", "s3")),

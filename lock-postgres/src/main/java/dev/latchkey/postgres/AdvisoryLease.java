@@ -9,46 +9,63 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+import org.postgresql.PGConnection;
 
 /**
  * A lease of {@code mode=advisory}: the lock lives as long as the pinned session.
  *
- * <p><b>Guarantee.</b> Renewal proves that the pinned session still holds the lock (one query to
- * {@code pg_locks}); if the session is gone (terminated, server restarted, network failure) the
- * lease is lost at once, since the server has freed the lock. If renewals stop succeeding, the
- * lease turns invalid at its deadline (a margin before the TTL) and the session is closed when the
- * full TTL has passed, so the server frees the lock then: not earlier, and not much later. Release unlocks and returns the connection to the pool; a
- * release that fails mid-way closes the connection, which frees the lock too. The manager's
- * background write of the holder row ({@code fencing=false}) uses the session only while the lease
- * holds it: never after release has given the connection back.
+ * <p><b>Guarantee.</b> The lease is valid only while its session can hold the lock. Renewal proves
+ * that the pinned session still holds it (one query to {@code pg_locks}, which also restarts the
+ * server's idle timer of the session, see {@link AdvisorySessions}); if the session is gone
+ * (terminated, server restarted, network failure) the lease is lost at once, since the server has
+ * freed the lock. Between renewals {@link SessionWatch} reads what the server sent on the idle
+ * session, so a session the server ended with a word is found within a quarter second. If renewals
+ * stop succeeding, the lease turns invalid at its deadline (a margin before the TTL) and the session
+ * is closed when the full TTL has passed, so the server frees the lock then: not earlier, and not
+ * much later; a holder that cannot close it (frozen, cut off) has it ended by the server's idle
+ * limit, TTL/5 later. Release unlocks and returns the connection to the pool; a release that fails
+ * mid-way closes the connection, which frees the lock too. The manager's background write of the
+ * holder row ({@code fencing=false}) uses the session only while the lease holds it: never after
+ * release has given the connection back.
  */
 final class AdvisoryLease extends ManagedLease {
     private static final System.Logger LOG = System.getLogger(AdvisoryLease.class.getName());
 
     private final AdvisoryLockManager manager;
-    private final Connection session;
+    private final AdvisorySession session;
     private final long lockId;
     private final LeaseOptions options;
-    private final long grantedNanos;
-    /** Keeps the background row write, renewal and release off the session at the same time. */
-    private final Object sessionUse = new Object();
+    /** When the lease's validity started: the try's send time, or a wait's grant. */
+    private final long validFromNanos;
+    /** Keeps the background row write, renewal, release and session check off the session at the same time. */
+    private final ReentrantLock sessionUse = new ReentrantLock();
     /** Set (under {@link #sessionUse}) when release takes the session back. */
     private boolean released;
+    /** The lease has ended (released or lost): {@link SessionWatch} drops it. */
+    private volatile boolean done;
+    /** What the server said when it ended the session, as {@link #checkSession} read it; null while it lives. */
+    private volatile String endedBy;
     /** When the session is closed if the lease is lost by running out: a full TTL after grant or renewal. */
     private volatile long sessionEndNanos;
 
-    AdvisoryLease(AdvisoryLockManager manager, Connection session, long lockId, String key, String leaseId,
-                  long token, LeaseOptions options, long grantedNanos) {
-        // the server never expires a session lock: validity counts from when it was granted
-        super(manager.runtime, key, leaseId, token, options, grantedNanos);
+    /**
+     * @param validFromNanos when the request that took the lock was sent (a try), or when its grant
+     *                       arrived (a wait, which may have been sent long before)
+     */
+    AdvisoryLease(AdvisoryLockManager manager, AdvisorySession session, long lockId, String key, String leaseId,
+                  long token, LeaseOptions options, long validFromNanos) {
+        super(manager.runtime, key, leaseId, token, options, validFromNanos);
         this.manager = manager;
         this.session = session;
         this.lockId = lockId;
         this.options = options;
-        this.grantedNanos = grantedNanos;
-        this.sessionEndNanos = grantedNanos + options.ttl().toNanos();
+        this.validFromNanos = validFromNanos;
+        this.sessionEndNanos = validFromNanos + options.ttl().toNanos();
         start();
+        manager.watch.add(this);
     }
 
     long lockId() {
@@ -57,26 +74,76 @@ final class AdvisoryLease extends ManagedLease {
 
     /** Writes the holder row while the session still holds the lock; a failure only leaves the row unwritten. */
     void recordHolder() {
-        synchronized (sessionUse) {
+        sessionUse.lock();
+        try {
             if (released) return;
+            manager.writeHolder(session.connection, this, options, manager.context.time().nanoTime() - validFromNanos);
+        } catch (SQLException e) {
+            LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
+        } finally {
+            sessionUse.unlock();
+        }
+    }
+
+    /**
+     * For {@link SessionWatch}: reads, without blocking, whatever the server sent on the idle session.
+     * A server ends a session with an error (terminated, idle limit) or a warning (shutdown, crash of
+     * another backend); anything else unasked for is checked by renewing now. Skipped while a renewal
+     * or release uses the session: that finds out itself.
+     *
+     * @return false once the lease no longer needs watching (released, lost, or its session ended)
+     */
+    boolean checkSession() {
+        if (!session.readsWithoutWaiting || done) return false;
+        if (!sessionUse.tryLock()) return true;
+        try {
+            if (released || endedBy != null) return false;
+            Connection c = session.connection;
             try {
-                manager.writeHolder(session, this, options, manager.context.time().nanoTime() - grantedNanos);
+                c.unwrap(PGConnection.class).getNotifications();
+                SQLWarning w = c.getWarnings();
+                if (w == null) return true;
+                c.clearWarnings();
+                if (w.getSQLState() != null && (w.getSQLState().startsWith("57P") || w.getSQLState().startsWith("08"))) {
+                    endedBy = w.getMessage();
+                }
             } catch (SQLException e) {
-                LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
+                endedBy = e.getMessage();
             }
+        } finally {
+            sessionUse.unlock();
+        }
+        runtime().execute(this::renewNow);
+        return endedBy == null;
+    }
+
+    /** A renewal off the heartbeat's schedule: it reports a loss like any renewal, or renews. */
+    private void renewNow() {
+        try {
+            renew();
+        } catch (RuntimeException e) {
+            // lost (recorded and signalled by renew), released meanwhile, or the store is slow: the heartbeat goes on
         }
     }
 
     @Override
     protected long renewInStore(Duration ttl, long sent) {
-        synchronized (sessionUse) {
+        sessionUse.lock();
+        try {
+            String ended = endedBy;
+            if (ended != null) {
+                throw new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "': the server ended its"
+                        + " database session (" + ended + "); the server has freed the lock");
+            }
             renewOnSession(ttl, sent);
+        } finally {
+            sessionUse.unlock();
         }
         return sent;
     }
 
     private void renewOnSession(Duration ttl, long sent) {
-        try (PreparedStatement ps = session.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
+        try (PreparedStatement ps = session.connection.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = pg_backend_pid()"
                 + " AND classid::int8 = ? AND objid::int8 = ?)")) {
             ps.setLong(1, lockId >>> 32);
@@ -95,15 +162,18 @@ final class AdvisoryLease extends ManagedLease {
 
     @Override
     protected void releaseInStore() {
-        synchronized (sessionUse) {
+        sessionUse.lock();
+        try {
             released = true;
             releaseOnSession();
+        } finally {
+            sessionUse.unlock();
         }
     }
 
     private void releaseOnSession() {
         boolean held;
-        try (PreparedStatement ps = session.prepareStatement(manager.release)) {
+        try (PreparedStatement ps = session.connection.prepareStatement(manager.release)) {
             ps.setLong(1, lockId);
             ps.setString(2, manager.idleName);
             try (ResultSet rs = ps.executeQuery()) {
@@ -125,7 +195,7 @@ final class AdvisoryLease extends ManagedLease {
 
     /** A dead session means the server already freed the lock: the lease is lost, not merely unrenewed. */
     private RuntimeException lostOr(SQLException e, String action) {
-        if (PgErrors.connectionLost(e) || PgPool.isClosed(session)) {
+        if (PgErrors.connectionLost(e) || PgPool.isClosed(session.connection)) {
             return new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "': its database session ended ("
                     + e.getMessage() + "); the server has freed the lock", e);
         }
@@ -139,8 +209,14 @@ final class AdvisoryLease extends ManagedLease {
      */
     @Override
     protected void onLost(LeaseLostException cause) {
-        long delay = sessionEndNanos - manager.context.time().nanoTime();
+        done = true;
+        long delay = cause.reason() == Reason.SESSION_ENDED ? 0 : sessionEndNanos - manager.context.time().nanoTime();
         // Closing a session is I/O: never on the heartbeat timer itself.
         runtime().later(Duration.ofNanos(Math.max(0, delay)), () -> manager.pool.discard(session));
+    }
+
+    @Override
+    protected void afterRelease() {
+        done = true;
     }
 }

@@ -11,6 +11,7 @@ import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LockContext;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -32,11 +33,23 @@ import java.util.concurrent.TimeUnit;
  * kept on release. No connection is held between calls: this works behind transaction-pooling
  * proxies, and held leases cost no connections. Waiters are woken by {@code NOTIFY} on release
  * and poll as a fallback (and for expiries, which send no notification).
+ *
+ * <p><b>Requests whose reply was lost.</b> An acquisition whose outcome is unknown (the connection
+ * failed or timed out before the reply) may have landed: its lease id, which nobody holds, would
+ * keep the key for a TTL. It is withdrawn in the background — a release conditional on that lease
+ * id, on another connection, retried with back-off for up to a TTL — so it can only ever remove
+ * that phantom, never a real holder. A renewal whose outcome is unknown extends nothing locally
+ * ({@link TableLease}); if the lease then runs out, the same withdrawal removes what such a
+ * renewal may have added to the row, once the TTL of the last renewal known to have landed is up.
+ * (A statement still running on the server when its client has gone ends within a second, see
+ * {@link PgPool}, so a phantom usually does not land at all.)
  */
-final class LeaseTableLockManager extends PgLockManager {
+final class LeaseTableLockManager extends PgLockManager<PgSession> {
     private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(
             Capability.FENCING_TOKENS, Capability.SERVER_SIDE_EXPIRY, Capability.LIST, Capability.NATIVE_WAIT));
     private static final String MS = "?::float8 * interval '1 millisecond'";
+    /** The first retry of a withdrawal; each further one waits four times as long. */
+    private static final Duration FIRST_WITHDRAW_RETRY = Duration.ofMillis(100);
 
     private final ReleaseListener listener;
     private final String acquireSql;
@@ -49,7 +62,7 @@ final class LeaseTableLockManager extends PgLockManager {
     private final String selectLive;
 
     LeaseTableLockManager(PgSettings settings, LockContext context) {
-        super(settings, context);
+        super(settings, context, PgSession::new);
         this.listener = new ReleaseListener(pool, settings.channel());
         String t = settings.table;
         // one statement, no more: the holder of a busy key is looked up only by a caller that waits
@@ -126,33 +139,63 @@ final class LeaseTableLockManager extends PgLockManager {
     private Attempt attempt(String key, LeaseOptions options, boolean holder) {
         String leaseId = UUID.randomUUID().toString();
         long sent = context.time().nanoTime();
-        return pool.call("acquiring '" + key + "'", c -> {
-            Attempt a = new Attempt();
-            try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
-                ps.setString(1, key);
-                ps.setString(2, leaseId);
-                ps.setString(3, options.owner());
-                ps.setLong(4, options.ttl().toMillis());
-                ps.setArray(5, metadataArray(c, options.metadata()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next()) {
-                        a.lease = new TableLease(this, key, leaseId, rs.getLong(1), options, sent);
-                        return a;
+        boolean[] answered = {false};
+        try {
+            return pool.call("acquiring '" + key + "'", c -> {
+                Attempt a = new Attempt();
+                try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+                    ps.setString(1, key);
+                    ps.setString(2, leaseId);
+                    ps.setString(3, options.owner());
+                    ps.setLong(4, options.ttl().toMillis());
+                    ps.setArray(5, metadataArray(c, options.metadata()));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        answered[0] = true;
+                        if (rs.next()) {
+                            a.lease = new TableLease(this, key, leaseId, rs.getLong(1), options, sent);
+                            return a;
+                        }
                     }
                 }
-            }
-            if (!holder) return a;
-            try (PreparedStatement ps = c.prepareStatement(holderSql)) {
-                ps.setString(1, key);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) return a;
-                    a.holder = new LockInfo(key, rs.getString(2), rs.getString(3), rs.getLong(1),
-                            instant(rs.getTimestamp(4)), instant(rs.getTimestamp(5)), metadataMap(rs.getArray(6)));
-                    a.holderRemainingMillis = Math.max(0, (long) Math.ceil(rs.getDouble(7)));
+                if (!holder) return a;
+                try (PreparedStatement ps = c.prepareStatement(holderSql)) {
+                    ps.setString(1, key);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) return a;
+                        a.holder = new LockInfo(key, rs.getString(2), rs.getString(3), rs.getLong(1),
+                                instant(rs.getTimestamp(4)), instant(rs.getTimestamp(5)), metadataMap(rs.getArray(6)));
+                        a.holderRemainingMillis = Math.max(0, (long) Math.ceil(rs.getDouble(7)));
+                    }
                 }
+                return a;
+            });
+        } catch (LockBackendException e) {
+            if (!answered[0] && e.getCause() instanceof SQLException cause && PgErrors.outcomeUnknown(cause)) {
+                long now = context.time().nanoTime();
+                withdrawLater(key, leaseId, now, now + options.ttl().toNanos());
             }
-            return a;
-        });
+            throw e;
+        }
+    }
+
+    /**
+     * Withdraws {@code leaseId} from {@code key}'s row in the background, from {@code atNanos} on,
+     * retrying with back-off until {@code untilNanos} (by when a write that may still land has expired
+     * by itself). Conditional on the lease id: it never touches another holder.
+     */
+    void withdrawLater(String key, String leaseId, long atNanos, long untilNanos) {
+        runtime.later(Duration.ofNanos(Math.max(0, atNanos - context.time().nanoTime())),
+                () -> withdraw(key, leaseId, untilNanos, FIRST_WITHDRAW_RETRY.toNanos()));
+    }
+
+    private void withdraw(String key, String leaseId, long untilNanos, long retryNanos) {
+        try {
+            if (releaseRow(key, leaseId)) return;
+        } catch (LockBackendException e) {
+            // the server is still out of reach: try again
+        }
+        if (context.time().nanoTime() + retryNanos - untilNanos > 0) return;
+        runtime.later(Duration.ofNanos(retryNanos), () -> withdraw(key, leaseId, untilNanos, retryNanos * 4));
     }
 
     void renew(TableLease lease, Duration ttl) {
@@ -168,16 +211,20 @@ final class LeaseTableLockManager extends PgLockManager {
     }
 
     void release(TableLease lease) {
-        boolean released = pool.call("releasing the lease on '" + lease.key() + "'", c -> {
+        if (!releaseRow(lease.key(), lease.leaseId())) throw lost(lease, "release");
+    }
+
+    /** Releases {@code key}'s row if it carries {@code leaseId} (and wakes the waiters); false if it does not. */
+    private boolean releaseRow(String key, String leaseId) {
+        return pool.call("releasing the lease on '" + key + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
-                ps.setString(1, lease.key());
-                ps.setString(2, lease.leaseId());
+                ps.setString(1, key);
+                ps.setString(2, leaseId);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next();
                 }
             }
         });
-        if (!released) throw lost(lease, "release");
     }
 
     /** Why the row no longer carries the lease's id: broken (no holder), taken over, or gone. */

@@ -18,6 +18,15 @@ final class PgErrors {
         return state != null && (state.startsWith("08") || state.startsWith("57P"));
     }
 
+    /**
+     * True when the statement may or may not have taken effect: the connection failed (or timed
+     * out) before its reply arrived. An error the server answered with means it did not.
+     */
+    static boolean outcomeUnknown(SQLException e) {
+        String state = e.getSQLState();
+        return state == null || state.isEmpty() || connectionLost(e);
+    }
+
     static LockBackendException translate(PgSettings settings, String action, SQLException e) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         String where = "PostgreSQL at " + settings.endpoint + ": " + action + " failed";
@@ -27,7 +36,7 @@ final class PgErrors {
         }
         if (state.equals("42501")) {
             return new LockBackendException(where + detail + "; the role needs USAGE on the schema, SELECT/INSERT/UPDATE on "
-                    + settings.table + " and USAGE on its sequence, or CREATE on the schema for the first run"
+                    + settings.table + " and " + settings.registry + " and USAGE on its sequence, or CREATE on the schema for the first run"
                     + " (see the README's DDL and grants for PostgreSQL)", false, e);
         }
         if (state.equals("3D000") || state.equals("3F000")) {

@@ -176,6 +176,8 @@ public final class PgFloors {
             String table = settings.schema + "." + PgSettings.quote(
                     "latchkey_bench_floor_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
             try (Statement st = c.createStatement()) {
+                // the URI's schema may be one the lock has not created yet (it does on first use)
+                if (!settings.schemaName.equals("public")) st.execute("CREATE SCHEMA IF NOT EXISTS " + settings.schema);
                 // one implicit transaction: a failed insert leaves no table behind
                 st.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, v bigint NOT NULL);"
                         + " INSERT INTO " + table + " VALUES (1, 0)");

@@ -11,41 +11,45 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
- * What both PostgreSQL modes share: settings, the connection pool, creating the schema once, and
- * the manager's open/closed state. Closing a manager stops new acquisitions and drops idle
- * connections; leases already held keep working until released or lost.
+ * What both PostgreSQL modes share: settings, the connection pool, creating the schema and checking
+ * its registry once ({@link PgSchema}), and the manager's open/closed state. Closing a manager stops
+ * new acquisitions and drops idle connections; leases already held keep working until released or
+ * lost.
  */
-abstract class PgLockManager implements LockManager {
+abstract class PgLockManager<S extends PgSession> implements LockManager {
     final PgSettings settings;
     final LockContext context;
-    final PgPool pool;
+    final PgPool<S> pool;
     final LeaseRuntime runtime;
     private volatile boolean schemaReady;
     private volatile boolean closed;
+    /** The longest TTL the schema's registry is known to record (advisory mode raises it before using a longer one). */
+    volatile long registeredTtlMillis;
 
-    PgLockManager(PgSettings settings, LockContext context) {
+    PgLockManager(PgSettings settings, LockContext context, Function<java.sql.Connection, S> sessions) {
         this.settings = settings;
         this.context = context;
-        this.pool = new PgPool(settings, settings.pool);
+        this.pool = new PgPool<>(settings, settings.pool, sessions);
         this.runtime = LeaseRuntime.create(context, "postgres");
     }
 
-    /** Validates the key (before any I/O), the manager state, and creates the schema on first use. */
+    /** Validates the key (before any I/O), the manager state, and prepares the schema on first use. */
     final String prepare(String key) {
         LockKeys.validate(key);
         prepare();
         return key;
     }
 
-    /** Checks the manager is open and creates the schema on first use. */
+    /** Checks the manager is open; on first use creates what is missing and checks the schema's registry. */
     final void prepare() {
         if (closed) throw new IllegalStateException("lock manager for " + settings + " is closed");
         if (!schemaReady) {
-            pool.call("creating the lock table " + settings.table, c -> {
+            registeredTtlMillis = pool.call("preparing the lock table " + settings.table, c -> {
                 PgSchema.ensure(c, settings);
-                return null;
+                return PgSchema.claim(c, settings);
             });
             schemaReady = true;
         }

@@ -2,42 +2,63 @@ package dev.latchkey.postgres;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A tiny pool of idle connections. Nothing is validated on borrow (that would cost a round trip
  * per call); instead a caller that saw its connection fail hands it back as broken, and because a
  * failed connection usually means a restarted or unreachable server, every idle connection is
- * dropped with it — the next call connects afresh, so the client recovers without a restart.
+ * dropped with it — the next call connects afresh, so the client recovers without a restart. A
+ * session idle for nearly as long as the server lets it be ({@code idle_session_timeout} of the
+ * database or role, read when it connects) is closed instead of handed out: the server is about to
+ * end it, or has. Every connection sets {@code client_connection_check_interval} = 1 s (PostgreSQL
+ * 14+): a statement still running when its client has gone (timed out, died) ends within a second
+ * instead of finishing for nobody — taking a lock, or landing a write.
  */
-final class PgPool implements AutoCloseable {
+final class PgPool<S extends PgSession> implements AutoCloseable {
     /** Runs the driver's abort/timeout work inline: nothing of ours needs another thread. */
     private static final Executor INLINE = Runnable::run;
+    /** A session this close to the server's idle limit is not handed out (the server's timer is not exact). */
+    private static final long IDLE_LIMIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final PgSettings settings;
     private final int maxIdle;
-    private final Deque<Connection> idle = new ArrayDeque<>();
+    private final Function<Connection, S> sessions;
+    private final Deque<S> idle = new ArrayDeque<>();
     private boolean closed;
 
-    PgPool(PgSettings settings, int maxIdle) {
+    PgPool(PgSettings settings, int maxIdle, Function<Connection, S> sessions) {
         this.settings = settings;
         this.maxIdle = maxIdle;
+        this.sessions = sessions;
     }
 
-    /** An open connection in autocommit mode (after {@link #close} a fresh one, never pooled again). */
-    Connection borrow() {
-        synchronized (this) {
-            Connection c = idle.pollFirst();
-            if (c != null) return c;
+    /** An open session in autocommit mode (after {@link #close} a fresh one, never pooled again). */
+    S borrow() {
+        while (true) {
+            S s;
+            synchronized (this) {
+                s = idle.pollFirst();
+            }
+            if (s == null) break;
+            long limit = s.serverIdleLimitNanos;
+            if (limit <= 0 || System.nanoTime() - s.idleSinceNanos < limit - IDLE_LIMIT_SLACK_NANOS) return s;
+            closeQuietly(s.connection); // the server ends (or ended) it for idleness
         }
-        return open();
+        Opened opened = open(settings);
+        S s = sessions.apply(opened.connection);
+        s.serverIdleLimitNanos = opened.serverIdleLimitNanos;
+        return s;
     }
 
-    /** A new connection, set up for our statements (pooled later, or the listener's own session). */
+    /** A new connection, set up for our statements (the listener's own session). */
     Connection open() {
         return connect(settings);
     }
@@ -47,45 +68,61 @@ final class PgPool implements AutoCloseable {
      * (also for the floors {@code latchkey bench} measures beside it); errors name the endpoint only.
      */
     static Connection connect(PgSettings settings) {
+        return open(settings).connection;
+    }
+
+    /** A connection set up by {@link #connect}, and the idle limit its server session has. */
+    private record Opened(Connection connection, long serverIdleLimitNanos) {}
+
+    private static Opened open(PgSettings settings) {
         Connection c = null;
         try {
             c = DriverManager.getConnection(settings.jdbcUrl, settings.properties);
-            try (Statement s = c.createStatement()) {
-                // fencing tokens are handed out only once their commit is durable: a server whose
-                // default is synchronous_commit=off must not lose them in a crash (see README)
-                s.execute("SELECT CASE WHEN current_setting('synchronous_commit') = 'off'"
-                        + " THEN set_config('synchronous_commit', 'local', false) END");
+            long idleLimitMillis;
+            try (Statement s = c.createStatement();
+                 // fencing tokens are handed out only once their commit is durable: a server whose
+                 // default is synchronous_commit=off must not lose them in a crash (see README)
+                 ResultSet rs = s.executeQuery("SELECT CASE WHEN current_setting('synchronous_commit') = 'off'"
+                         + " THEN set_config('synchronous_commit', 'local', false) END,"
+                         // a statement still running when its client has gone (timed out, died) ends within a
+                         // second rather than finishing — and taking a lock, or landing a write, for nobody
+                         + " (SELECT set_config(name, '1s', false) FROM pg_settings WHERE name = 'client_connection_check_interval'),"
+                         // what the database or role sets (NULL before PostgreSQL 14)
+                         + " extract(epoch FROM current_setting('idle_session_timeout', true)::interval) * 1000")) {
+                rs.next();
+                idleLimitMillis = rs.getLong(3);
             }
             c.setNetworkTimeout(INLINE, (int) settings.timeout.toMillis());
-            return c;
+            return new Opened(c, TimeUnit.MILLISECONDS.toNanos(idleLimitMillis));
         } catch (SQLException e) {
             closeQuietly(c);
             throw PgErrors.translate(settings, "connecting", e);
         }
     }
 
-    /** Closes a connection whose session state is unknown (it may still hold a session lock). */
-    void discard(Connection c) {
-        closeQuietly(c);
+    /** Closes a session whose state is unknown (it may still hold a session lock). */
+    void discard(S s) {
+        closeQuietly(s.connection);
     }
 
     /**
-     * Takes a connection back. {@code broken=true} (after a connection failure) closes it and every
+     * Takes a session back. {@code broken=true} (after a connection failure) closes it and every
      * idle one; else it is kept for reuse if there is room.
      */
-    void giveBack(Connection c, boolean broken) {
+    void giveBack(S s, boolean broken) {
         if (broken) {
-            closeQuietly(c);
+            closeQuietly(s.connection);
             drainIdle();
             return;
         }
         synchronized (this) {
             if (!closed && idle.size() < maxIdle) {
-                idle.addFirst(c);
+                s.idleSinceNanos = System.nanoTime();
+                idle.addFirst(s);
                 return;
             }
         }
-        closeQuietly(c);
+        closeQuietly(s.connection);
     }
 
     /** Sets how long one call on {@code c} may take before the driver gives up (and closes it). */
@@ -94,12 +131,12 @@ final class PgPool implements AutoCloseable {
     }
 
     private void drainIdle() {
-        Deque<Connection> dropped;
+        Deque<S> dropped;
         synchronized (this) {
             dropped = new ArrayDeque<>(idle);
             idle.clear();
         }
-        dropped.forEach(PgPool::closeQuietly);
+        dropped.forEach(s -> closeQuietly(s.connection));
     }
 
     static void closeQuietly(Connection c) {
@@ -113,17 +150,17 @@ final class PgPool implements AutoCloseable {
 
     /** Runs {@code work} on a pooled connection, translating failures. */
     <T> T call(String action, SqlWork<T> work) {
-        Connection c = borrow();
+        S s = borrow();
         boolean broken = true;
         try {
-            T result = work.run(c);
+            T result = work.run(s.connection);
             broken = false;
             return result;
         } catch (SQLException e) {
-            broken = PgErrors.connectionLost(e) || isClosed(c);
+            broken = PgErrors.connectionLost(e) || isClosed(s.connection);
             throw PgErrors.translate(settings, action, e);
         } finally {
-            giveBack(c, broken);
+            giveBack(s, broken);
         }
     }
 

@@ -43,8 +43,14 @@ final class PgSettings {
      * waits for the disk); {@code fencing=false} skips it for the latency of a bare advisory lock.
      */
     final boolean fencing;
-    /** Network timeout of one statement that is not a lock wait. */
+    /**
+     * Network timeout of one statement that is not a lock wait. The default, 5 s, is well inside the
+     * default TTL's renewal window (a 60 s lease is renewed after 20 s and valid for 48 s): a renewal
+     * that hangs leaves time for three more.
+     */
     final Duration timeout;
+    /** The schema's registry: which mode and table its locks use (see {@link PgSchema}). */
+    final String registry;
     private final String masked;
 
     private PgSettings(LockUri uri, Map<String, String> env) {
@@ -65,6 +71,7 @@ final class PgSettings {
         tableName = identifier(uri, "table", mode == Mode.ADVISORY ? "latchkey_advisory" : "latchkey_leases");
         schema = quote(schemaName);
         table = schema + "." + quote(tableName);
+        registry = schema + "." + quote(PgSchema.REGISTRY_TABLE);
         fencing = uri.booleanParam("fencing", true);
         if (!fencing && mode == Mode.LEASE) {
             throw new UnsupportedLockUriException("fencing=false applies to mode=advisory only (a lease row's token is free) in " + masked);
@@ -72,7 +79,7 @@ final class PgSettings {
         pool = uri.intParam("pool", 8);
         if (pool < 1 || pool > 1000) throw new UnsupportedLockUriException("pool must be 1..1000 in " + masked);
         poll = uri.durationParam("poll", Duration.ofSeconds(1));
-        timeout = uri.durationParam("timeout", Duration.ofSeconds(10));
+        timeout = uri.durationParam("timeout", Duration.ofSeconds(5));
         if (poll.toMillis() < 10 || timeout.toMillis() < 100) {
             throw new UnsupportedLockUriException("poll must be at least 10ms and timeout at least 100ms in " + masked);
         }

@@ -1,7 +1,6 @@
 package dev.latchkey.postgres;
 
 import java.lang.System.Logger.Level;
-import java.lang.reflect.Field;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -10,9 +9,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
-import org.postgresql.core.BaseConnection;
-import org.postgresql.core.PGStream;
-import org.postgresql.core.QueryExecutorBase;
 
 /**
  * One {@code LISTEN} session per manager that wakes local waiters when a key is released.
@@ -26,14 +22,14 @@ final class ReleaseListener implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ReleaseListener.class.getName());
     private static final long POLL_NOTIFICATIONS_MS = 250;
 
-    private final PgPool pool;
+    private final PgPool<?> pool;
     private final String channel;
     private final Map<String, long[]> waiting = new HashMap<>(); // key -> {waiters, version}
     private Thread thread;
     private boolean attempted;
     private boolean closed;
 
-    ReleaseListener(PgPool pool, String channel) {
+    ReleaseListener(PgPool<?> pool, String channel) {
         this.pool = pool;
         this.channel = channel;
     }
@@ -137,26 +133,12 @@ final class ReleaseListener implements AutoCloseable {
     /**
      * Makes {@code getNotifications} return as soon as it has read what arrived. PgJDBC (42.7) ends
      * every call that received a notification with a 1 ms read to see whether more is pending
-     * ({@code PGStream.hasMessagePending}), and the throttle meant to space such reads out
-     * ({@code nextStreamAvailableCheckTime}) is not armed when that read times out — so every
-     * wake-up reached the waiters a millisecond late. Arming the throttle for good on this session
-     * only skips that read: a notification arriving later is read by the next call, which blocks
-     * on the socket. Best effort: returns false, changing nothing, where the driver differs.
+     * ({@link PgDriver}); switching that read off on this session means a notification arriving
+     * later is read by the next call, which blocks on the socket — so no wake-up reaches the
+     * waiters a millisecond late. Returns false, changing nothing, where the driver differs.
      */
     static boolean skipTrailingPeek(Connection c) {
-        try {
-            Object executor = c.unwrap(BaseConnection.class).getQueryExecutor();
-            Field streamField = QueryExecutorBase.class.getDeclaredField("pgStream");
-            streamField.setAccessible(true);
-            Object stream = streamField.get(executor);
-            Field next = PGStream.class.getDeclaredField("nextStreamAvailableCheckTime");
-            next.setAccessible(true);
-            next.setLong(stream, Long.MAX_VALUE);
-            return true;
-        } catch (ReflectiveOperationException | SQLException | RuntimeException e) {
-            LOG.log(Level.DEBUG, "cannot skip PgJDBC's 1 ms read after each notification; wake-ups stay 1 ms later", e);
-            return false;
-        }
+        return PgDriver.skipPeek(c);
     }
 
     @Override

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -57,20 +58,33 @@ class AdvisoryModeTest {
     }
 
     @Test
-    void keyHashIsStableSha256Prefix() {
-        // first 8 bytes of SHA-256("abc") = ba7816bf 8f01cfea
-        assertThat(AdvisoryLockManager.lockId("abc")).isEqualTo(0xba7816bf8f01cfeaL);
+    void keyHashIsStableSha256PrefixAndEachSchemaIsALockSpaceOfItsOwn() {
+        // first 8 bytes of SHA-256("abc") = ba7816bf 8f01cfea: schema public keeps the mapping of earlier versions
+        assertThat(AdvisoryLockManager.lockId("public", "abc")).isEqualTo(0xba7816bf8f01cfeaL);
+        // first 8 bytes of SHA-256("ops" 0x00 "abc") = a548ec96 95bbf0b5
+        assertThat(AdvisoryLockManager.lockId("ops", "abc")).isEqualTo(0xa548ec9695bbf0b5L);
     }
 
+    /**
+     * An administrator's pg_terminate_backend frees the lock at once (that window is inherent, as for
+     * any force release); the broken holder learns it from what the server sent on the idle session.
+     * The TTL is 5 minutes: the first heartbeat comes after 100 s and the deadline after 240 s, so only
+     * the session watch can fire the listener within the 60 s allowed.
+     */
     @Test
-    void terminatedSessionLosesTheLeaseAndFreesTheKey() throws Exception {
+    void terminatedSessionLosesTheLeaseAtOnceNotAtTheNextHeartbeat() throws Exception {
         LockManager a = manager();
         LockManager b = manager();
         String key = tag + "/victim";
-        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(3)).withOwner("victim")).orElseThrow();
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofMinutes(5)).withOwner("victim")).orElseThrow();
         CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-        lease.onLost(lost::complete);
+        AtomicLong lostAt = new AtomicLong();
+        lease.onLost(e -> {
+            lostAt.set(System.nanoTime());
+            lost.complete(e);
+        });
 
+        long terminated;
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
              PreparedStatement ps = admin.prepareStatement(
                      "SELECT pg_terminate_backend(pid, 5000) FROM latchkey_advisory WHERE key = ?")) {
@@ -79,17 +93,39 @@ class AdvisoryModeTest {
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getBoolean(1)).as("session terminated").isTrue();
             }
+            terminated = System.nanoTime();
         }
         // the server freed the lock with the session: another client gets it while the lease's TTL still runs
         Lease next = b.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner("next")).orElseThrow();
         assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
 
-        // the next heartbeat (every second) finds the session gone
-        assertThat(lost.get(30, TimeUnit.SECONDS)).isInstanceOf(LeaseLostException.class);
+        LeaseLostException cause = lost.get(60, TimeUnit.SECONDS);
+        assertThat(cause.reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED);
+        assertThat(cause).hasMessageContaining("administrator command");
+        System.out.printf("terminated holder learnt it after %d ms%n", TimeUnit.NANOSECONDS.toMillis(lostAt.get() - terminated));
         assertThat(lease.isValid()).isFalse();
         assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
         assertThat(b.inspect(key).map(LockInfo::leaseId)).contains(next.leaseId());
         next.release();
+    }
+
+    /** forceRelease(key, leaseId) finds the holder by its lease, whatever ApplicationName either manager has. */
+    @Test
+    void forceReleaseOfALeaseIdFindsItsHolderWhateverItsApplicationName() throws Exception {
+        LockManager holder = PgTestSupport.open("ApplicationName=holder-" + tag);
+        LockManager breaker = PgTestSupport.open("ApplicationName=ops-console");
+        managers.add(holder);
+        managers.add(breaker);
+        String key = tag + "/by-lease-id";
+        Lease lease = holder.tryAcquire(key, LeaseOptions.ttl(Duration.ofMinutes(5))).orElseThrow();
+        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+        lease.onLost(lost::complete);
+
+        assertThat(breaker.forceRelease(key, UUID.randomUUID().toString())).as("another lease id").isFalse();
+        assertThat(lease.isValid()).isTrue();
+        assertThat(breaker.forceRelease(key, lease.leaseId())).as("the holder's lease id").isTrue();
+        assertThat(lost.get(60, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED);
+        breaker.tryAcquire(key).orElseThrow().release();
     }
 
     @Test
@@ -162,11 +198,14 @@ class AdvisoryModeTest {
     @Test
     void schemaCreationIsSafeWhenManyManagersStartAtOnce() throws Exception {
         String table = "lk_race_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        String advisorySchema = table + "_a";
+        String leaseSchema = table + "_l";
         int n = 6;
         List<CompletableFuture<Long>> starts = new ArrayList<>();
         java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
         for (int i = 0; i < n; i++) {
-            LockManager m = PgTestSupport.open((i % 2 == 0 ? "" : "mode=lease&") + "table=" + table + (i % 2 == 0 ? "" : "_l"));
+            LockManager m = PgTestSupport.open(i % 2 == 0 ? "schema=" + advisorySchema + "&table=" + table
+                    : "mode=lease&schema=" + leaseSchema + "&table=" + table);
             managers.add(m);
             int index = i;
             starts.add(CompletableFuture.supplyAsync(() -> {
@@ -184,7 +223,7 @@ class AdvisoryModeTest {
         for (CompletableFuture<Long> f : starts) assertThat(f.get(60, TimeUnit.SECONDS)).isPositive();
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
              java.sql.Statement st = admin.createStatement()) {
-            st.execute("DROP TABLE \"" + table + "\"; DROP SEQUENCE \"" + table + "_token_seq\"; DROP TABLE \"" + table + "_l\"");
+            st.execute("DROP SCHEMA \"" + advisorySchema + "\" CASCADE; DROP SCHEMA \"" + leaseSchema + "\" CASCADE");
         }
     }
 
@@ -262,7 +301,7 @@ class AdvisoryModeTest {
     private static int holderPid(Connection admin, String key) throws Exception {
         try (PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
                 + " AND granted AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
-            ps.setLong(1, AdvisoryLockManager.lockId(key));
+            ps.setLong(1, AdvisoryLockManager.lockId("public", key));
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).as("a session holds '%s'", key).isTrue();
                 return rs.getInt(1);
@@ -285,13 +324,14 @@ class AdvisoryModeTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
                 + " AND NOT granted AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
-            ps.setLong(1, AdvisoryLockManager.lockId(key));
+            ps.setLong(1, AdvisoryLockManager.lockId("public", key));
             while (true) {
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     if (rs.getInt(1) > 0) return;
                 }
                 assertThat(System.nanoTime()).as("a waiter queued on '%s'", key).isLessThan(deadline);
+                TimeUnit.MILLISECONDS.sleep(10); // pacing between polls of server state
             }
         }
     }

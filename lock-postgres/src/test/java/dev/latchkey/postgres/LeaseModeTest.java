@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.Capability;
+import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import java.sql.Connection;
@@ -27,7 +29,7 @@ class LeaseModeTest {
     private final List<LockManager> managers = new ArrayList<>();
 
     private LockManager manager(String params) {
-        LockManager m = PgTestSupport.open(params.isEmpty() ? "mode=lease" : "mode=lease&" + params);
+        LockManager m = PgTestSupport.open(params.isEmpty() ? PgTestSupport.LEASE : PgTestSupport.LEASE + "&" + params);
         managers.add(m);
         return m;
     }
@@ -106,7 +108,7 @@ class LeaseModeTest {
         Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
              PreparedStatement ps = admin.prepareStatement("SELECT extract(epoch FROM expires_at - clock_timestamp()),"
-                     + " lease_id FROM latchkey_leases WHERE key = ?")) {
+                     + " lease_id FROM " + PgTestSupport.LEASE_TABLE + " WHERE key = ?")) {
             ps.setString(1, key);
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).isTrue();
@@ -116,7 +118,7 @@ class LeaseModeTest {
         }
         // a takeover by a hand-made expiry proves the row, not the client, decides
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
-             PreparedStatement ps = admin.prepareStatement("UPDATE latchkey_leases SET expires_at = clock_timestamp() WHERE key = ?")) {
+             PreparedStatement ps = admin.prepareStatement("UPDATE " + PgTestSupport.LEASE_TABLE + " SET expires_at = clock_timestamp() WHERE key = ?")) {
             ps.setString(1, key);
             assertThat(ps.executeUpdate()).isOne();
         }
@@ -126,6 +128,82 @@ class LeaseModeTest {
         assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
         assertThat(a.inspect(key).map(LockInfo::leaseId)).contains(next.leaseId());
         next.release();
+    }
+
+    /**
+     * An acquisition whose reply is lost (the proxy passes the request and drops the answer) lands:
+     * its lease id, which nobody holds, used to keep the key for the whole TTL. It is withdrawn in
+     * the background, so a waiter gets the key long before the 5-minute TTL.
+     */
+    @Test
+    void anAcquisitionWhoseReplyIsLostIsWithdrawnNotLeftForItsTtl() throws Exception {
+        try (TcpProxy proxy = new TcpProxy(PgTestSupport.uri())) {
+            LockManager lost = Latchkey.open(PgTestSupport.with(proxy.uri(PgTestSupport.uri()), PgTestSupport.LEASE + "&timeout=1s"));
+            managers.add(lost);
+            LockManager next = manager("poll=50ms");
+            String key = tag + "/lost-acquire";
+            LeaseOptions ttl = LeaseOptions.ttl(Duration.ofMinutes(5));
+            lost.tryAcquire(tag + "/warm-up").orElseThrow().release(); // prepared, and a pooled connection
+            next.tryAcquire(key, ttl).orElseThrow().release();
+            long before = row(key).token;
+
+            proxy.mode(TcpProxy.Mode.DROP_REPLIES);
+            assertThatThrownBy(() -> lost.tryAcquire(key, ttl)).isExactlyInstanceOf(LockBackendException.class)
+                    .satisfies(e -> assertThat(((LockBackendException) e).isRetriable()).isTrue());
+            assertThat(row(key).token).as("the lost acquisition landed").isEqualTo(before + 1);
+            proxy.mode(TcpProxy.Mode.FORWARD);
+
+            Lease taken = next.acquire(key, Duration.ofSeconds(60), ttl);
+            assertThat(taken.fencingToken()).isEqualTo(before + 2);
+            taken.release();
+        }
+    }
+
+    /**
+     * A renewal whose reply is lost lands and extends the row beyond what the lease knows; once the
+     * lease has run out, that extension is withdrawn when the row would have expired without it: by
+     * the server's clock, the next holder gets in before the extended expiry.
+     */
+    @Test
+    void aRenewalWhoseReplyIsLostExtendsNothingOnceTheLeaseHasRunOut() throws Exception {
+        try (TcpProxy proxy = new TcpProxy(PgTestSupport.uri())) {
+            LockManager holder = Latchkey.open(PgTestSupport.with(proxy.uri(PgTestSupport.uri()), PgTestSupport.LEASE + "&timeout=1s"));
+            managers.add(holder);
+            LockManager next = manager("poll=50ms");
+            String key = tag + "/lost-renewal";
+            Lease lease = holder.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(4)).withoutHeartbeat()).orElseThrow();
+            Row acquired = row(key);
+            TimeUnit.SECONDS.sleep(2); // the renewal must extend the row well past the acquisition's expiry
+
+            proxy.mode(TcpProxy.Mode.DROP_REPLIES);
+            assertThatThrownBy(lease::renew).isExactlyInstanceOf(LockBackendException.class);
+            Row renewed = row(key);
+            assertThat(renewed.leaseId).isEqualTo(lease.leaseId());
+            assertThat(Duration.between(acquired.expiresAt, renewed.expiresAt)).as("the lost renewal landed")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+            proxy.mode(TcpProxy.Mode.FORWARD);
+
+            Lease taken = next.acquire(key, Duration.ofSeconds(60), LeaseOptions.ttl(Duration.ofSeconds(60)));
+            assertThat(lease.isValid()).isFalse();
+            assertThat(row(key).acquiredAt).as("taken over, by the server's clock, before the lost renewal's expiry")
+                    .isBefore(renewed.expiresAt);
+            taken.release();
+        }
+    }
+
+    /** A lock row as the server has it. */
+    private record Row(String leaseId, long token, java.time.Instant acquiredAt, java.time.Instant expiresAt) {}
+
+    private static Row row(String key) throws Exception {
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("SELECT lease_id, token, acquired_at, expires_at FROM "
+                     + PgTestSupport.LEASE_TABLE + " WHERE key = ?")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("row of '%s'", key).isTrue();
+                return new Row(rs.getString(1), rs.getLong(2), rs.getTimestamp(3).toInstant(), rs.getTimestamp(4).toInstant());
+            }
+        }
     }
 
     @Test

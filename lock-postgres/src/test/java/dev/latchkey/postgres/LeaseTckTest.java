@@ -15,6 +15,6 @@ class LeaseTckTest extends LockManagerContract {
     /** The server is shared by every process: the multi-process tests run too. */
     @Override
     protected String uriForOtherProcesses() {
-        return PgTestSupport.with(PgTestSupport.uri(), "mode=lease");
+        return PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE);
     }
 }

@@ -14,7 +14,7 @@ import java.util.Map;
 /**
  * Not a test: the issue's latency targets, measured with {@code latchkey bench} ({@link LockBench}
  * and this module's {@link PgFloors}) for {@code mode=advisory&fencing=false}, {@code mode=advisory}
- * and {@code mode=lease}, each beside its floors in the same run, then the ratios summarised
+ * and {@code mode=lease} (in a schema of its own, {@link PgTestSupport#LEASE}), each beside its floors in the same run, then the ratios summarised
  * (median over the rounds, as the machine allows):
  * <pre>
  * java -cp &lt;lock-postgres test classpath&gt; dev.latchkey.postgres.PgBench 'postgres://…' [rounds] [duration] [warm-up]
@@ -36,7 +36,7 @@ public final class PgBench {
         Map<String, String> modes = new LinkedHashMap<>();
         modes.put("advisory, fencing=false", "mode=advisory&fencing=false");
         modes.put("advisory (fencing token)", "mode=advisory");
-        modes.put("lease", "mode=lease");
+        modes.put("lease", PgTestSupport.LEASE);
         List<String> labels = List.of(
                 "advisory fencing=false p50 us",
                 "  raw advisory floor p50 us (same run)",

@@ -90,6 +90,7 @@ class PgBenchTest {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (query(admin, waiting) == 0) {
                 assertThat(System.nanoTime()).as("b waits in pg_advisory_lock").isLessThan(deadline);
+                TimeUnit.MILLISECONDS.sleep(10); // pacing between polls of server state
             }
             assertThat(waiter).isNotDone();
             a.release();
@@ -118,7 +119,7 @@ class PgBenchTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"mode=advisory", "mode=lease"})
+    @ValueSource(strings = {"mode=advisory", PgTestSupport.LEASE})
     void benchPrintsTheFloorsBesideTheBackend(String mode) throws Exception {
         String uri = PgTestSupport.with(PgTestSupport.uri(), mode);
         StringWriter text = new StringWriter();

@@ -40,6 +40,9 @@ class PgSettingsTest {
         assertThat(s.table).isEqualTo("\"public\".\"latchkey_advisory\"");
         assertThat(s.jdbcUrl).isEqualTo("jdbc:postgresql://localhost:5432/locks");
         assertThat(s.properties).containsEntry("password", "from-env").containsEntry("ApplicationName", "latchkey");
+        assertThat(s.registry).isEqualTo("\"public\".\"latchkey_registry\"");
+        // well inside the default TTL's renewal window (renewed after 20 s, valid for 48 s): room for three more tries
+        assertThat(s.timeout).isEqualTo(java.time.Duration.ofSeconds(5));
     }
 
     @Test

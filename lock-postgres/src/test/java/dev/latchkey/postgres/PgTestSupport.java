@@ -21,6 +21,13 @@ import org.testcontainers.utility.DockerImageName;
  */
 final class PgTestSupport {
     static final String ENV = "LATCHKEY_TEST_POSTGRES_URI";
+    /**
+     * mode=lease, in a schema of its own: a schema holds the locks of one mode (its registry says
+     * which), and the advisory tests use {@code public}.
+     */
+    static final String LEASE = "mode=lease&schema=latchkey_lease";
+    /** The lease table of {@link #LEASE}, for SQL. */
+    static final String LEASE_TABLE = "latchkey_lease.latchkey_leases";
     private static final String IMAGE = System.getProperty("latchkey.test.postgres.image", "postgres:15");
 
     private PgTestSupport() {}
@@ -56,7 +63,7 @@ final class PgTestSupport {
                 + "/latchkey";
     }
 
-    /** {@code base} with extra query parameters ({@code "mode=lease&poll=50ms"}). */
+    /** {@code base} with extra query parameters ({@code "fencing=false&poll=50ms"}). */
     static String with(String base, String params) {
         if (params == null || params.isEmpty()) return base;
         return base + (base.contains("?") ? "&" : "?") + params;

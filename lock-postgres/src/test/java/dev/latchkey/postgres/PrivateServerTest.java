@@ -10,11 +10,18 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -25,16 +32,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The server restarts or goes away while leases are held, and a role lacks privileges. Runs on a
- * private server (started by scripts/postgres.sh into a directory of its own) so that restarting
- * it disturbs no other test, and so that the script's unprivileged second role is known to exist.
+ * The server restarts, crashes or goes away while leases are held, the database sets timeouts of
+ * its own, and a role lacks privileges. Runs on a private server (started by scripts/postgres.sh
+ * into a directory of its own) so that restarting it or changing its settings disturbs no other
+ * test, and so that the script's unprivileged second role is known to exist.
  */
 class PrivateServerTest {
     private static Path dir;
     private static String uri;
     private static String password;
     private static String endpoint;
-    private final String tag = "restart-" + UUID.randomUUID().toString().substring(0, 8);
+    private final String tag = "private-" + UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
     static void startPrivateServer() throws Exception {
@@ -73,24 +81,41 @@ class PrivateServerTest {
         assertThat(e.getMessage()).contains(endpoint).doesNotContain(password);
     }
 
+    /** A schema of its own per test: its registry's longest TTL is what a restart makes keys wait. */
+    private String schema(String purpose) {
+        return purpose + "_" + tag.replace("-", "_");
+    }
+
+    /**
+     * A restart frees every advisory lock at once, but a lease granted before it may still be valid
+     * on a client that has not noticed (partitioned, paused): no key held before the restart is granted
+     * again until the schema's longest TTL has passed since it. A key never held is free at once; lease
+     * rows survive, and both modes resume on the same managers.
+     */
     @Test
-    void restartLosesAdvisoryLeasesKeepsLeaseRowsAndServiceResumesWithoutNewClients() throws Exception {
-        try (LockManager advisory = Latchkey.open(uri);
-             LockManager lease = Latchkey.open(uri + "?mode=lease")) {
+    void restartLosesAdvisoryLeasesButGrantsNoKeyHeldBeforeWithinItsTtlAndKeepsLeaseRows() throws Exception {
+        Duration ttl = Duration.ofSeconds(10); // a fast restart takes 1-5 s here: the re-grant used to follow at once
+        try (LockManager advisory = Latchkey.open(uri + "?schema=" + schema("restart"));
+             LockManager lease = Latchkey.open(uri + "?mode=lease&schema=" + schema("restart_lease"))) {
             String k = tag + "/job";
-            Lease a = advisory.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(3))).orElseThrow();
+            Lease a = advisory.tryAcquire(k, LeaseOptions.ttl(ttl)).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             a.onLost(lost::complete);
             Lease l = lease.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat()).orElseThrow();
             assertThat(advisory.inspect(k)).isPresent(); // leaves an idle pooled connection behind, to go stale
             assertThat(lease.inspect(k)).isPresent();
 
+            long restartedAt = System.nanoTime();
             server("restart");
 
-            // the advisory lock died with its session: the heartbeat reports the loss
-            assertThat(lost.get(30, TimeUnit.SECONDS)).hasMessageContaining("session");
+            // the advisory lock died with its session: the holder hears of it
+            assertThat(lost.get(30, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED);
             assertThat(a.isValid()).isFalse();
-            Lease a2 = recovers(() -> advisory.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(60)))).orElseThrow();
+            // a key nobody held before the restart is free at once
+            recovers(() -> advisory.tryAcquire(tag + "/fresh", LeaseOptions.ttl(ttl))).orElseThrow().release();
+            Lease a2 = recovers(() -> advisory.acquire(k, Duration.ofSeconds(60), LeaseOptions.ttl(ttl)));
+            assertThat(Duration.ofNanos(System.nanoTime() - restartedAt)).as("restart to re-grant of a key held before it")
+                    .isGreaterThanOrEqualTo(ttl);
             assertThat(a2.fencingToken()).as("token after restart").isGreaterThan(a.fencingToken());
             a2.release();
 
@@ -106,10 +131,161 @@ class PrivateServerTest {
         }
     }
 
+    /**
+     * A crash (pg_ctl -m immediate: no checkpoint, crash recovery) frees every lock as a restart does,
+     * and keeps every fencing token handed out before it: including one a waiter was granted through
+     * the hand-off, whose row write need not wait for the disk.
+     */
+    @Test
+    void crashGrantsNoKeyHeldBeforeWithinItsTtlAndTokensKeepRising() throws Exception {
+        Duration ttl = Duration.ofSeconds(8); // crash and recovery take 1-4 s here
+        try (LockManager first = Latchkey.open(uri + "?schema=" + schema("crash"));
+             LockManager second = Latchkey.open(uri + "?schema=" + schema("crash"))) {
+            String k = tag + "/crash";
+            List<Long> tokens = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                try (Lease l = first.tryAcquire(k, LeaseOptions.ttl(ttl)).orElseThrow()) {
+                    tokens.add(l.fencingToken());
+                }
+            }
+            Lease held = first.tryAcquire(k, LeaseOptions.ttl(ttl)).orElseThrow();
+            tokens.add(held.fencingToken());
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(
+                    () -> second.acquire(k, Duration.ofSeconds(30), LeaseOptions.ttl(ttl)));
+            try (Connection admin = PgTestSupport.jdbc(uri)) {
+                awaitQueuedWaiter(admin, schema("crash"), k);
+            }
+            held.release();
+            Lease handedOff = waiter.get(30, TimeUnit.SECONDS);
+            tokens.add(handedOff.fencingToken());
+            CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+            handedOff.onLost(lost::complete);
+
+            long crashedAt = System.nanoTime();
+            server("crash");
+            server("resume");
+
+            assertThat(lost.get(30, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED);
+            Lease after = recovers(() -> first.acquire(k, Duration.ofSeconds(60), LeaseOptions.ttl(ttl)));
+            assertThat(Duration.ofNanos(System.nanoTime() - crashedAt)).as("crash to re-grant of a key held before it")
+                    .isGreaterThanOrEqualTo(ttl);
+            assertThat(tokens).isSorted().doesNotHaveDuplicates();
+            assertThat(after.fencingToken()).as("token after the crash, above %s", tokens).isGreaterThan(tokens.get(tokens.size() - 1));
+            after.release();
+        }
+    }
+
+    /**
+     * A failover: the primary dies and its streaming replica is promoted. The replica's postmaster
+     * started long ago and never held the primary's advisory locks; its new WAL timeline tells the
+     * lock that every lock of the old primary is gone, so a key held there is not granted until its
+     * TTL has passed. (The replica has replayed everything here, as synchronous replication ensures.)
+     */
+    @Test
+    void failoverToAPromotedReplicaGrantsNoKeyHeldBeforeWithinItsTtl() throws Exception {
+        Duration ttl = Duration.ofSeconds(5);
+        Path replicaDir = Files.createTempDirectory("latchkey-postgres-replica-");
+        String replica = ExternalServer.script("postgres", "replica", dir.toString(), replicaDir.toString());
+        try (LockManager primary = Latchkey.open(uri + "?schema=" + schema("failover"))) {
+            String k = tag + "/failover";
+            Lease held = primary.tryAcquire(k, LeaseOptions.ttl(ttl)).orElseThrow();
+            awaitReplayed(replica);
+            server("crash");
+            ExternalServer.script("postgres", "promote", replicaDir.toString());
+            long promotedAt = System.nanoTime();
+            try (LockManager promoted = Latchkey.open(replica + "?schema=" + schema("failover"))) {
+                promoted.tryAcquire(tag + "/fresh", LeaseOptions.ttl(ttl)).orElseThrow().release(); // never held: free
+                Lease next = promoted.acquire(k, Duration.ofSeconds(60), LeaseOptions.ttl(ttl));
+                assertThat(Duration.ofNanos(System.nanoTime() - promotedAt)).as("promotion to re-grant of a key held before")
+                        .isGreaterThanOrEqualTo(ttl);
+                assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+                next.release();
+            }
+        } finally {
+            ExternalServer.script("postgres", "stop", replicaDir.toString());
+            server("resume");
+        }
+    }
+
+    /** Waits until the replica has replayed the primary's WAL as it is now. */
+    private static void awaitReplayed(String replica) throws Exception {
+        try (Connection p = PgTestSupport.jdbc(uri); Connection r = PgTestSupport.jdbc(replica);
+             Statement ps = p.createStatement(); ResultSet lsn = ps.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            lsn.next();
+            String target = lsn.getString(1);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            try (PreparedStatement rs = r.prepareStatement("SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), ?::pg_lsn) >= 0")) {
+                rs.setString(1, target);
+                while (true) {
+                    try (ResultSet done = rs.executeQuery()) {
+                        done.next();
+                        if (done.getBoolean(1)) return;
+                    }
+                    assertThat(System.nanoTime()).as("the replica replays up to %s", target).isLessThan(deadline);
+                    TimeUnit.MILLISECONDS.sleep(20); // pacing between polls of server state
+                }
+            }
+        }
+    }
+
+    /**
+     * The database's own timeouts used to end a pinned session (idle_session_timeout: a second client
+     * got the key 3 s into a 30 s lease) or cut a wait short (statement_timeout); lease mode's pooled
+     * connections, idle past the limit, failed the next call.
+     */
+    @Test
+    void theDatabasesTimeoutsEndNoPinnedSessionAndCutNoWaitShort() throws Exception {
+        try (Connection admin = PgTestSupport.jdbc(uri); Statement st = admin.createStatement()) {
+            st.execute("ALTER DATABASE latchkey SET idle_session_timeout = '1500ms'");
+            st.execute("ALTER DATABASE latchkey SET statement_timeout = '500ms'");
+            st.execute("ALTER DATABASE latchkey SET idle_in_transaction_session_timeout = '500ms'");
+            try (LockManager holder = Latchkey.open(uri + "?schema=" + schema("timeouts"));
+                 LockManager contender = Latchkey.open(uri + "?schema=" + schema("timeouts"));
+                 LockManager lease = Latchkey.open(uri + "?mode=lease&schema=" + schema("timeouts_lease"))) {
+                String k = tag + "/timeouts";
+                Lease held = holder.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(30))).orElseThrow();
+                Lease row = lease.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(30)).withoutHeartbeat()).orElseThrow();
+                TimeUnit.SECONDS.sleep(3); // past the database's idle_session_timeout, before the first heartbeat (10 s)
+
+                assertThat(contender.tryAcquire(k)).as("a second client 3 s into a 30 s lease").isEmpty();
+                assertThat(held.isValid()).isTrue();
+                assertThatThrownBy(() -> contender.acquire(k, Duration.ofSeconds(2)))
+                        .as("a 2 s wait, past statement_timeout").isExactlyInstanceOf(LockTimeoutException.class);
+                held.renew();
+                row.renew();
+                held.release();
+                row.release();
+            }
+        } finally {
+            try (Connection admin = PgTestSupport.jdbc(uri); Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE latchkey RESET idle_session_timeout");
+                st.execute("ALTER DATABASE latchkey RESET statement_timeout");
+                st.execute("ALTER DATABASE latchkey RESET idle_in_transaction_session_timeout");
+            }
+        }
+    }
+
+    /** Waits until a session is queued (not granted) on the advisory lock of {@code key} in {@code schemaName}. */
+    private static void awaitQueuedWaiter(Connection admin, String schemaName, String key) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                + " AND NOT granted AND objsubid = 1 AND ((classid::int8 << 32) | objid::int8) = ?")) {
+            ps.setLong(1, AdvisoryLockManager.lockId(schemaName, key));
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) return;
+                }
+                assertThat(System.nanoTime()).as("a waiter queued on '%s'", key).isLessThan(deadline);
+                TimeUnit.MILLISECONDS.sleep(10); // pacing between polls of server state
+            }
+        }
+    }
+
     @Test
     void outageGivesRetriableErrorsThenNormalService() throws Exception {
-        try (LockManager advisory = Latchkey.open(uri);
-             LockManager lease = Latchkey.open(uri + "?mode=lease")) {
+        try (LockManager advisory = Latchkey.open(uri + "?schema=" + schema("outage"));
+             LockManager lease = Latchkey.open(uri + "?mode=lease&schema=" + schema("outage_lease"))) {
             String k = tag + "/outage";
             Lease l = lease.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat()).orElseThrow();
             assertThat(advisory.inspect(k)).isEmpty(); // creates the schema while the server is up
@@ -141,11 +317,15 @@ class PrivateServerTest {
         String peer = uri.replace("//latchkey:", "//latchkey_peer:");
         try (LockManager owner = Latchkey.open(uri);
              LockManager stranger = Latchkey.open(peer);
-             LockManager ownerLeases = Latchkey.open(uri + "?mode=lease");
-             LockManager strangerLeases = Latchkey.open(peer + "?mode=lease")) {
+             LockManager ownerLeases = Latchkey.open(uri + "?mode=lease&schema=" + schema("grants_lease"));
+             LockManager strangerLeases = Latchkey.open(peer + "?mode=lease&schema=" + schema("grants_lease"))) {
             String k = tag + "/guarded";
             Lease held = owner.tryAcquire(k, LeaseOptions.ttl(Duration.ofSeconds(60))).orElseThrow();
             assertThat(ownerLeases.inspect(k)).isEmpty(); // both tables exist, owned by latchkey
+            // the stranger may read which mode the schema's locks use (every client checks that first)
+            try (Connection admin = PgTestSupport.jdbc(uri); Statement st = admin.createStatement()) {
+                st.execute("GRANT SELECT ON public.latchkey_registry TO latchkey_peer");
+            }
 
             // terminating another role's session needs membership in it or pg_signal_backend
             assertThatThrownBy(() -> stranger.forceRelease(k)).isExactlyInstanceOf(LockBackendException.class)

@@ -32,6 +32,7 @@ import org.postgresql.Driver;
 class SpringJdbcLockRegistryPeerTest {
     private static String uri;
     private static ExecutorService waiter;
+    private static volatile Thread waiterThread;
 
     @BeforeAll
     static void server() {
@@ -39,6 +40,7 @@ class SpringJdbcLockRegistryPeerTest {
         waiter = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "peer-test-waiter");
             t.setDaemon(true);
+            waiterThread = t;
             return t;
         });
     }
@@ -106,6 +108,13 @@ class SpringJdbcLockRegistryPeerTest {
                 b.acquireWaiting();
                 return null;
             });
+            // lock() sleeps between its tries: once the waiter sleeps there, it has tried and found the key held
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!sleepingBetweenTries(waiterThread)) {
+                assertThat(System.nanoTime()).as("the waiter sleeps between tries in JdbcLockRegistry lock()").isLessThan(deadline);
+                TimeUnit.MILLISECONDS.sleep(5); // pacing between looks at the waiter's stack
+            }
+            assertThat(waiting).isNotDone();
             a.release();
             waiting.get(60, TimeUnit.SECONDS); // a guard against a hang, not a timing assertion
             assertThatThrownBy(a::acquire).isInstanceOf(IllegalStateException.class);
@@ -163,6 +172,16 @@ class SpringJdbcLockRegistryPeerTest {
                 .contains("ratio of p50s: handoff / " + peer + " handoff = ")
                 .doesNotContain(LockUri.parse(uri).password().orElse("no password in the URI"));
         assertThat(leftoverTables()).isZero();
+    }
+
+    /** True while {@code t} sleeps in Thread.sleep called from Spring's JDBC lock (its pause between tries). */
+    private static boolean sleepingBetweenTries(Thread t) {
+        if (t == null || t.getState() != Thread.State.TIMED_WAITING) return false;
+        StackTraceElement[] stack = t.getStackTrace();
+        boolean sleeping = stack.length > 0 && stack[0].getClassName().equals("java.lang.Thread")
+                && stack[0].getMethodName().startsWith("sleep");
+        return sleeping && java.util.Arrays.stream(stack)
+                .anyMatch(f -> f.getClassName().startsWith("org.springframework.integration.jdbc.lock."));
     }
 
     private static Connection connect() throws Exception {

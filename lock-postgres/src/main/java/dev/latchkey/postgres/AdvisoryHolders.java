@@ -1,0 +1,174 @@
+package dev.latchkey.postgres;
+
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockInfo;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Who holds which advisory lock, and breaking a holder: {@code pg_locks} joined with
+ * {@code pg_stat_activity} and the lock table. A holding session names its lease in its
+ * {@code application_name} ({@link #marker}), set by the statement that takes the lock and reset by
+ * the one that releases it; the row describes the holding only if its lease id is the one the
+ * session names (for a session that names none — other software, an older Latchkey — only if its
+ * backend pid is the holder's). Breaking a holder ends its session: the server frees its locks at
+ * once, and the broken lease learns it within {@link SessionWatch#INTERVAL}.
+ */
+final class AdvisoryHolders {
+    /** {@code application_name} is cut at 63 bytes: room for the lease id and a prefix of the configured name. */
+    private static final int MARKER_PREFIX_MAX = 20;
+    private static final String MARKER = " lease ";
+    private static final int LEASE_ID_LENGTH = 36; // UUID.toString()
+
+    private final AdvisoryLockManager manager;
+    /** {@link #marker} before the lease id: printable ASCII only, as the server keeps it. */
+    private final String markerPrefix;
+    private final String holderQuery;
+
+    AdvisoryHolders(AdvisoryLockManager manager, String idleName) {
+        this.manager = manager;
+        String name = idleName.length() > MARKER_PREFIX_MAX ? idleName.substring(0, MARKER_PREFIX_MAX) : idleName;
+        this.markerPrefix = name.replaceAll("[^\\x20-\\x7e]", "?") + MARKER;
+        holderQuery = "SELECT l.pid, a.key, a.owner, a.lease_id, a.token, a.acquired_at, a.ttl_ms, a.metadata,"
+                + " a.pid AS row_pid, s.application_name"
+                + " FROM pg_locks l"
+                + " LEFT JOIN " + manager.settings.table + " a ON a.id = ((l.classid::int8 << 32) | l.objid::int8)"
+                + " LEFT JOIN pg_stat_activity s ON s.pid = l.pid"
+                + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    }
+
+    /** The {@code application_name} of a session holding {@code leaseId}: a prefix of the configured name, then the lease. */
+    String marker(String leaseId) {
+        return markerPrefix + leaseId;
+    }
+
+    /** The lease a session's {@code application_name} names, or null (idle, or not a latchkey session). */
+    static String markedLeaseId(String applicationName) {
+        if (applicationName == null || applicationName.length() < MARKER.length() + LEASE_ID_LENGTH) return null;
+        int at = applicationName.length() - LEASE_ID_LENGTH - MARKER.length();
+        return applicationName.startsWith(MARKER, at) ? applicationName.substring(at + MARKER.length()) : null;
+    }
+
+    Optional<LockInfo> inspect(String key, long id) {
+        return holders(" AND ((l.classid::int8 << 32) | l.objid::int8) = ?", ps -> ps.setLong(1, id),
+                "inspecting '" + key + "'", key).stream().findFirst();
+    }
+
+    List<LockInfo> list(String prefix) {
+        return holders(" AND starts_with(a.key, ?) ORDER BY a.key", ps -> ps.setString(1, prefix), "listing locks", null);
+    }
+
+    /**
+     * Held advisory locks of this database matching {@code condition}, described from the table.
+     * While a lease's row is still to be written by its manager (a {@code fencing=false} lease held
+     * for less than {@link AdvisoryLockManager#RECORD_DELAY}), asks again, for up to the statement
+     * timeout; after that such a lease is shown by its id and session alone.
+     */
+    private List<LockInfo> holders(String condition, Binder binder, String action, String forKey) {
+        long deadline = System.nanoTime() + manager.settings.timeout.toNanos();
+        Duration pause = AdvisoryLockManager.RECORD_DELAY.dividedBy(2);
+        while (true) {
+            List<LockInfo> out = new ArrayList<>();
+            boolean unwritten = manager.pool.call(action, c -> describe(c, condition, binder, forKey, out));
+            if (!unwritten || System.nanoTime() - deadline >= 0) return out;
+            try {
+                Thread.sleep(pause.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return out;
+            }
+        }
+    }
+
+    /** Adds the holders to {@code out}; true if one of them is a lease whose row is not written yet. */
+    private boolean describe(Connection c, String condition, Binder binder, String forKey, List<LockInfo> out)
+            throws SQLException {
+        boolean unwritten = false;
+        try (PreparedStatement ps = c.prepareStatement(holderQuery + condition)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String key = rs.getString("key");
+                    int pid = rs.getInt("pid");
+                    String app = rs.getString("application_name");
+                    String marked = markedLeaseId(app);
+                    if (key == null) {
+                        // an id no key of ours maps to: foreign code locked it
+                        if (forKey != null) out.add(session(forKey, pid, app, null));
+                        continue;
+                    }
+                    if (forKey != null && !forKey.equals(key)) {
+                        out.add(new LockInfo(forKey, "holder of colliding key '" + key + "' (session pid " + pid + ")",
+                                null, 0, null, null, null));
+                        continue;
+                    }
+                    // the row describes this holding if it names the session's lease (or, for a session
+                    // that names none, if it names the session)
+                    boolean described = marked != null ? marked.equals(rs.getString("lease_id")) : rs.getInt("row_pid") == pid;
+                    if (!described) {
+                        unwritten |= marked != null;
+                        out.add(session(key, pid, app, marked));
+                        continue;
+                    }
+                    Instant acquired = PgLockManager.instant(rs.getTimestamp("acquired_at"));
+                    long ttl = rs.getLong("ttl_ms");
+                    out.add(new LockInfo(key, rs.getString("owner"), marked != null ? marked : rs.getString("lease_id"),
+                            rs.getLong("token"), acquired, acquired == null ? null : acquired.plusMillis(ttl),
+                            PgLockManager.metadataMap(rs.getArray("metadata"))));
+                }
+            }
+        }
+        return unwritten;
+    }
+
+    /** A holder known only by its session (and the lease it names, if any). */
+    private static LockInfo session(String key, int pid, String app, String leaseId) {
+        String name = leaseId != null || app == null ? "" : " (" + app + ")";
+        return new LockInfo(key, "session pid " + pid + name, leaseId, 0, null, null, null);
+    }
+
+    /**
+     * Ends the session holding {@code key}'s lock id — if {@code leaseId} is given, only if that
+     * session names the lease (whatever {@code ApplicationName} its manager was configured with).
+     */
+    boolean terminate(String key, long id, String leaseId) {
+        return manager.pool.call("force-releasing '" + key + "'", c -> {
+            // the two-argument form waits (up to 5 s) until the session is gone and its locks are free
+            try (PreparedStatement ps = c.prepareStatement("SELECT l.pid, pg_terminate_backend(l.pid, 5000)"
+                    + " FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                    + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    + " AND ((l.classid::int8 << 32) | l.objid::int8) = ?"
+                    + (leaseId == null ? "" : " AND l.pid IN (SELECT pid FROM pg_stat_activity"
+                            + " WHERE right(application_name, " + (MARKER.length() + LEASE_ID_LENGTH) + ") = ?)"))) {
+                ps.setLong(1, id);
+                if (leaseId != null) ps.setString(2, MARKER + leaseId);
+                boolean broken = false;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) broken |= rs.getBoolean(2);
+                }
+                return broken;
+            } catch (SQLException e) {
+                if ("42501".equals(e.getSQLState())) {
+                    throw new LockBackendException("PostgreSQL at " + manager.settings.endpoint + ": not permitted to terminate"
+                            + " the session holding '" + key + "' (" + e.getMessage() + "); forceRelease needs the holder's role,"
+                            + " membership in it, or pg_signal_backend (a superuser's session only by a superuser)", false, e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** Binds the parameters of a query condition. */
+    @FunctionalInterface
+    private interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+}
