@@ -4,6 +4,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import java.util.List;
 
 /** The full TCK against mode=advisory (the default). */
 class AdvisoryTckTest extends LockManagerContract {
@@ -16,5 +17,14 @@ class AdvisoryTckTest extends LockManagerContract {
     @Override
     protected String uriForOtherProcesses() {
         return PgTestSupport.uri();
+    }
+
+    /** The other mode on the same schema: refused, naming the mismatch (a schema's locks are kept one way). */
+    @Override
+    protected List<OtherConfiguration> otherConfigurations() {
+        return List.of(new OtherConfiguration() {
+            @Override public String name() { return "mode=lease in the same schema"; }
+            @Override public LockManager open(LockContext context) { return Latchkey.open(PgTestSupport.with(PgTestSupport.uri(), "mode=lease"), context); }
+        });
     }
 }

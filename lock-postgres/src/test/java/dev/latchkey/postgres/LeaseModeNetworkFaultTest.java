@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
 class LeaseModeNetworkFaultTest extends NetworkFaultContract {
     @Override
     protected String serverUri() {
-        return PgTestSupport.with(PgTestSupport.uri(), "mode=lease&timeout=1s");
+        return PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE + "&timeout=1s");
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import java.util.List;
 
 /** The full TCK against mode=lease. */
 class LeaseTckTest extends LockManagerContract {
@@ -16,5 +17,14 @@ class LeaseTckTest extends LockManagerContract {
     @Override
     protected String uriForOtherProcesses() {
         return PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE);
+    }
+
+    /** The other mode on the same schema: refused, naming the mismatch (a schema's locks are kept one way). */
+    @Override
+    protected List<OtherConfiguration> otherConfigurations() {
+        return List.of(new OtherConfiguration() {
+            @Override public String name() { return "mode=advisory in the same schema"; }
+            @Override public LockManager open(LockContext context) { return Latchkey.open(PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE.replace("mode=lease", "mode=advisory")), context); }
+        });
     }
 }
