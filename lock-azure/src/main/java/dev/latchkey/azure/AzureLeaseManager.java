@@ -232,7 +232,7 @@ final class AzureLeaseManager implements LockManager {
         if (LockBlobMode.isEtagBlob(p.getMetadata(), p.getBlobSize())) {
             throw LockBlobMode.mismatch(blobName, where, LockBlobMode.ETAG, LockBlobMode.LEASE);
         }
-        long token = HolderMetadata.token(p.getMetadata()) + 1;
+        long token = HolderMetadata.token(p.getMetadata(), blobName + " in " + where) + 1;
         try {
             blob.setMetadataWithResponse(HolderMetadata.of(key, leaseId, token, time.now(), options),
                     new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(p.getETag()), timeout, Context.NONE);

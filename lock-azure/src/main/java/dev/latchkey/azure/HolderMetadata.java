@@ -1,6 +1,7 @@
 package dev.latchkey.azure;
 
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
@@ -42,9 +43,21 @@ final class HolderMetadata {
         return meta;
     }
 
-    /** The last fencing token the blob recorded; 0 if none. */
-    static long token(Map<String, String> raw) {
-        return parseLong(lower(raw).get(TOKEN));
+    /**
+     * The last fencing token the blob recorded; 0 if none.
+     *
+     * @throws LockBackendException (not retriable) if the recorded token is not a number: guessing
+     *         would let the next token go backwards
+     */
+    static long token(Map<String, String> raw, String where) {
+        String recorded = lower(raw).get(TOKEN);
+        if (recorded == null) return 0;
+        try {
+            return Long.parseLong(recorded);
+        } catch (NumberFormatException e) {
+            throw new LockBackendException("the fencing token recorded on " + where + " is not a number ('" + recorded
+                    + "'); Latchkey will not guess the next one. Delete the blob once no process can hold that lock", false, e);
+        }
     }
 
     /** The lease id of the last recorded holder, or null. */
