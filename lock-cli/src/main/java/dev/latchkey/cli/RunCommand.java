@@ -90,7 +90,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--wait", defaultValue = "0", paramLabel = "DURATION", converter = DurationConverter.class,
             description = {"How long to wait for a busy lock, e.g. 500ms, 30s, 5m (default: 0 = one try).",
-                "Where staleness is judged by watching (file://, s3:// on a custom endpoint), a crashed "
+                "Where staleness is judged by watching (s3:// on a custom endpoint), a crashed "
                         + "holder's key goes only to a waiter that watched it for the holder's TTL: use a "
                         + "--wait longer than that TTL, or 'latchkey release --force'."})
     Duration wait;
