@@ -8,13 +8,25 @@ import java.util.function.Consumer;
  * Proof of holding a lock, for a bounded time. Thread-safe.
  *
  * <p><b>Guarantee.</b> While {@link #isValid()} is true, no other lease on this key is valid
- * anywhere. Validity is judged on this process's monotonic clock with a safety margin: the lease
- * turns invalid (and {@link #onLost} listeners fire) a margin <em>before</em> the store could let
- * someone else in. A paused process (GC, suspended VM) can still outlive its lease without
- * noticing; protect the resource with the {@link #fencingToken()} where that matters.
+ * anywhere. Validity is judged on this process's monotonic clock with a safety margin (TTL/5): it
+ * counts from the moment the last store write <em>known to have landed</em> was <em>sent</em> — the
+ * acquisition, or a renewal the store confirmed — and ends a margin before the store could let
+ * anyone else in, when the {@link #onLost} listeners fire. A renewal whose outcome is unknown (a
+ * timeout, a lost reply, a "conflict" answer) extends nothing; one found later to have landed
+ * counts from its own send time. A lease that would be invalid on arrival (a claim slower than
+ * TTL − margin) is never handed out.
+ *
+ * <p><b>Residual windows.</b> A paused process (GC, suspended VM) can outlive its lease without
+ * noticing: protect the resource with the {@link #fencingToken()} where that matters. And
+ * {@link LockManager#forceRelease} lets the next holder in at once; the broken lease learns of it
+ * at its next heartbeat (on PostgreSQL advisory mode within about a quarter of a second, when its
+ * session ends), and its loss reason is {@link LeaseLostException.Reason#BROKEN} or
+ * {@link LeaseLostException.Reason#SESSION_ENDED}.
  *
  * <p>{@link #close()} releases; releasing a lease that was lost or broken raises
- * {@link LeaseLostException} and leaves the current holder untouched.
+ * {@link LeaseLostException} and leaves the current holder untouched. A release the store does not
+ * confirm ends the lease locally all the same (renewals stop, so the key frees by its TTL at the
+ * latest; the release is retried in the background) and raises {@link LockBackendException}.
  */
 public interface Lease extends AutoCloseable {
 
@@ -51,9 +63,11 @@ public interface Lease extends AutoCloseable {
     void renew();
 
     /**
-     * Gives the lock up. Idempotent once it has succeeded.
+     * Gives the lock up. Idempotent once it has succeeded. The lease is invalid from the call on.
      *
-     * @throws LeaseLostException the lease had already been lost; the current holder is not disturbed
+     * @throws LeaseLostException   the lease had already been lost; the current holder is not disturbed
+     * @throws LockBackendException the store did not confirm the release: renewals have stopped, the
+     *                              key frees by its TTL at the latest, and the release is retried in the background
      */
     void release();
 
