@@ -415,11 +415,11 @@ public final class LeaseEngine implements LockManager {
         ensureOpen();
         String name = LockNames.encode(key);
         for (int i = 0; i < 20; i++) {
+            pace(name); // before the read: the version written against is as fresh as it can be
             Optional<StoredRecord> current = store.read(name);
             if (current.isEmpty()) return false;
             LeaseRecord rec = decode(current.get(), name, key);
             if (!rec.held() || (leaseId != null && !leaseId.equals(rec.leaseId()))) return false;
-            pace(name);
             if (store.replace(name, current.get().version(), rec.released(false).encode()).isPresent()) return true;
         }
         throw new LockBackendException("could not break lock '" + key + "' in " + store.describe()
