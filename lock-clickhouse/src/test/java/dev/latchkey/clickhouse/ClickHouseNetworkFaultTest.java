@@ -117,12 +117,19 @@ class ClickHouseNetworkFaultTest {
         Duration ttl = Duration.ofSeconds(5);
         Lease lease = holder.tryAcquire("partitioned", LeaseOptions.ttl(ttl).withOwner("holder")).orElseThrow(); // heartbeat on
         AtomicReference<LeaseLostException> cause = new AtomicReference<>();
-        lease.onLost(cause::set);
+        AtomicLong lostAt = new AtomicLong();
+        lease.onLost(e -> {
+            lostAt.set(System.nanoTime());
+            cause.set(e);
+        });
 
         proxy.blackhole();
+        long partitioned = System.nanoTime();
         Takeover takeover = new Takeover(contender, "partitioned", lease, LONG_LEASE);
         Lease taken = takeover.await(ttl.multipliedBy(4).plus(GENEROUS));
         takeover.assertExclusion();
+        System.out.println("fault-table: ClickHouseNetworkFaultTest | partition under the holder | invalid "
+                + TimeUnit.NANOSECONDS.toMillis(lostAt.get() - partitioned) + " ms after the fault (TTL " + ttl.toMillis() + " ms)");
         assertThat(cause.get().reason()).as("why the partitioned holder lost its lease").isEqualTo(Reason.EXPIRED);
 
         proxy.heal();

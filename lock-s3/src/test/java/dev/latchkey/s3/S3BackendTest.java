@@ -13,13 +13,13 @@ import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.s3.S3ConditionalStore.Staleness;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.tck.ServerAgeProbe;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Object;
@@ -81,34 +81,7 @@ class S3BackendTest {
     void serverAgeNeverOverstatesTheTrueAgeAndLagsItByLessThanTwoSeconds() throws Exception {
         try (S3ConditionalStore store = S3Server.newStore(withParam(uri, "staleness", "server"))) {
             assertThat(store.objectKey(tag)).isEqualTo("locks/" + tag + ".lock");
-            // a warm client, so that the write measured below is quick and the true age well bounded
-            store.create(tag + "-warm-up", "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
-            store.read(tag + "-warm-up").orElseThrow();
-            // Reads 50 ms apart after each of three writes: Date and Last-Modified are whole seconds,
-            // so some reads fall early in a second after a write late in one — where an age not
-            // lowered by a second would exceed the true age.
-            List<String> wrong = new ArrayList<>();
-            int reads = 0;
-            for (int w = 0; w < 3; w++) {
-                String name = tag + "-age-" + w;
-                long writeSent = System.nanoTime();
-                store.create(name, "x".getBytes(StandardCharsets.UTF_8)).orElseThrow();
-                long writeDone = System.nanoTime();
-                while (System.nanoTime() - writeDone < TimeUnit.MILLISECONDS.toNanos(1500)) {
-                    long readSent = System.nanoTime();
-                    Duration age = store.read(name).orElseThrow().age();
-                    long readDone = System.nanoTime();
-                    reads++;
-                    Duration atMost = Duration.ofNanos(readDone - writeSent);   // the longest the record can have existed
-                    Duration atLeast = Duration.ofNanos(readSent - writeDone);  // the shortest
-                    if (age == null || age.compareTo(atMost) > 0 || age.compareTo(atLeast.minusSeconds(2)) <= 0) {
-                        wrong.add(name + ": age " + age + ", true age between " + atLeast + " and " + atMost);
-                    }
-                    TimeUnit.MILLISECONDS.sleep(50);
-                }
-            }
-            assertThat(reads).isGreaterThan(30);
-            assertThat(wrong).as("reads whose age overstated the true age, or lagged it by 2 s or more").isEmpty();
+            ServerAgeProbe.assertAgesNeverOverstated(store, tag + "-age", Duration.ofSeconds(2));
         }
     }
 

@@ -454,7 +454,12 @@ public abstract class LockManagerContract {
         });
 
         assertThat(b.forceRelease(k)).isTrue();
+        long broken = System.nanoTime();
         LeaseLostException cause = lost.get(ttl.toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS);
+        // the residual window of force release, measured: how long the broken holder stayed valid
+        System.out.println("fault-table: " + getClass().getSimpleName() + " | force release under a heartbeating holder | invalid "
+                + TimeUnit.NANOSECONDS.toMillis(firedAt.get() - broken) + " ms after the break (heartbeat "
+                + shortTtl().dividedBy(2).toMillis() + " ms)");
 
         assertThat(Duration.ofNanos(firedAt.get() - acquiring))
                 .as("loss noticed before the lease's own deadline (%s of a %s TTL) could end it", ttl.multipliedBy(4).dividedBy(5), ttl)
