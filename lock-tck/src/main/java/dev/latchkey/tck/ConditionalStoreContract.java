@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Timeout;
  * engine. A store proves itself by subclassing this and implementing {@link #newStore()}: an
  * independent client (own connections) on the same backing store each time.
  *
- * <p><b>What is checked</b>: read, create, replace and delete semantics with stale versions, and
+ * <p><b>What is checked</b>: read, create, replace and delete semantics with stale versions; that
+ * no name is ever given a version twice (writes back to back until a store stamping versions with a
+ * millisecond clock must have repeated one, by two clients in turn, across deletes); and
  * the one rule everything rests on, raced for real: of {@link #raceThreads()} clients creating one
  * absent name at the same instant exactly one wins, and of the same clients replacing one record
  * expecting the same version exactly one wins — every round of {@link #raceRounds()}. Several S3
@@ -41,11 +43,19 @@ import org.junit.jupiter.api.Timeout;
  * <p>Every write carries distinct bytes: stores whose version is a content hash (S3 ETags) only
  * promise a new version for new content, and the lease engine never writes the same record twice.
  * Names are unique per test ({@code [a-z0-9_~-]}, as {@code LockNames} makes them). The default
- * volume is about 3,200 write attempts per run; lower the hooks for a store that suffers under
- * many overwrites.
+ * volume is about 3,200 write attempts per run, plus at most a second of back-to-back writes to
+ * one name (32 paced writes on a store with a minimum write interval); lower the hooks for a store
+ * that suffers under many overwrites.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 public abstract class ConditionalStoreContract {
+    /** Writes to one name between deletes in {@link #versionsOfANameNeverRepeat} (the last is the delete). */
+    private static final int FAST_CYCLE = 8;
+    /** Names written in {@link #versionsOfANameNeverRepeat} on a store with a minimum write interval. */
+    private static final int PACED_NAMES = 8;
+    /** The longest {@link #versionsOfANameNeverRepeat} writes one name back to back. */
+    private static final Duration FAST_BUDGET = Duration.ofSeconds(1);
+
     private final List<ConditionalStore> stores = new CopyOnWriteArrayList<>();
     private final String tag = "tck-cas-" + UUID.randomUUID().toString().substring(0, 8);
 
@@ -125,6 +135,66 @@ public abstract class ConditionalStoreContract {
         }
         assertThat(s.read(n).map(StoredRecord::version)).contains(v4);
         assertThat(s.read(n).map(StoredRecord::data)).contains(d4);
+    }
+
+    /**
+     * A version is never given twice to one name — not by later replaces, not after a delete and
+     * re-create, not by another client: a repeated version would let a stale holder's replace or
+     * delete land. Two clients take turns on each name (versions counted per client repeat at once).
+     * On a store without a {@linkplain ConditionalStore#minWriteInterval() minimum write interval}
+     * one name is written back to back (creates, replaces, a delete every {@value #FAST_CYCLE} writes)
+     * until {@value VersionHistory#WINDOW} versions were given within
+     * {@value VersionHistory#WINDOW_SPAN_MILLIS} ms, so that versions stamped by a millisecond (or
+     * coarser) clock must have repeated, or for at most {@link #FAST_BUDGET}; otherwise
+     * {@value #PACED_NAMES} names get create, replace, delete, create, spaced by that interval.
+     */
+    @Test
+    void versionsOfANameNeverRepeat() throws Exception {
+        List<ConditionalStore> clients = List.of(store(), store());
+        Duration interval = clients.get(0).minWriteInterval();
+        boolean paced = !interval.isZero() && !interval.isNegative();
+        int cycle = paced ? 3 : FAST_CYCLE;
+        List<VersionHistory> histories = new ArrayList<>();
+        for (int i = 0; i < (paced ? PACED_NAMES : 1); i++) histories.add(new VersionHistory(name("versions-" + i)));
+        String[] current = new String[histories.size()];
+        long start = System.nanoTime();
+        for (int step = 0; ; step++) {
+            int client = step % 2;
+            for (int i = 0; i < histories.size(); i++) {
+                current[i] = write(clients.get(client), client, histories.get(i), current[i], step, cycle);
+            }
+            boolean cycled = step >= cycle; // at least one re-create after a delete
+            if (paced ? cycled : cycled && (histories.get(0).millisecondClockMustHaveRepeated()
+                    || System.nanoTime() - start >= FAST_BUDGET.toNanos())) break;
+            TckFixture.pace(interval);
+        }
+        List<String> repeats = new ArrayList<>();
+        for (VersionHistory h : histories) repeats.addAll(h.repeats());
+        assertThat(repeats).as("versions given twice to one name (the SPI forbids it: a stale version would match"
+                + " again; use a counter stored with the record, a random token or the store's generation/ETag —"
+                + " not a timestamp, nor a counter per client or one that restarts)").isEmpty();
+    }
+
+    /**
+     * Write number {@code step} of a name by one client: a create at the cycle's first phase, a delete
+     * at its last, a replace of the current version in between; returns the version now current.
+     */
+    private static String write(ConditionalStore s, int client, VersionHistory h, String current, int step, int cycle) {
+        String n = h.name();
+        int phase = step % cycle;
+        if (phase == cycle - 1) {
+            assertThat(s.delete(n, current)).as("delete with the current version by client %d, write #%d of %s",
+                    client, step, TckFixture.show(n)).isTrue();
+            return null;
+        }
+        byte[] data = bytes(n + ";step=" + step);
+        long sent = System.nanoTime();
+        Optional<String> v = phase == 0 ? s.create(n, data) : s.replace(n, current, data);
+        long returned = System.nanoTime();
+        String what = "write #" + step + " (" + (phase == 0 ? "create" : "replace") + " by client " + client + ")";
+        h.add(v.orElseThrow(() -> new AssertionError(what + " of " + TckFixture.show(n) + " refused"
+                + (phase == 0 ? ": the name was absent" : ": it expected the current version"))), what, sent, returned);
+        return v.get();
     }
 
     @Test

@@ -8,6 +8,7 @@ import dev.latchkey.InvalidLockKeyException;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
@@ -15,6 +16,7 @@ import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,8 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  * an overlap and lost-update referee), release, renew and heartbeat past the TTL, takeover of an
  * abandoned lease after its TTL and never before, force release (the broken holder's renew and
  * release raise {@link LeaseLostException} without disturbing the new holder), lease-loss
- * listeners, fencing-token order, hostile and invalid keys, that a client whose wall clock is
- * an hour off takes nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
+ * listeners, fencing-token order, hostile and invalid keys, that the manager uses the
+ * {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
+ * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
  * JVMs and the fate of a lock whose holder process was killed. Tests of an undeclared {@link Capability} are skipped through
  * JUnit assumptions that name the capability.
  *
@@ -606,7 +609,7 @@ public abstract class LockManagerContract {
                 try {
                     Optional<Lease> second = tryTake(contender, k, longLease("other-config"));
                     if (second.isPresent()) failures.add(who + ": both hold " + show(k));
-                } catch (dev.latchkey.LockBackendException e) {
+                } catch (LockBackendException e) {
                     // refusing with an error that names the mismatch is allowed; it must say so
                     if (e.isRetriable()) failures.add(who + ": the contender's error is retriable: " + e.getMessage());
                 } catch (dev.latchkey.LockException e) {
@@ -746,6 +749,35 @@ public abstract class LockManagerContract {
     }
 
     // ---------------------------------------------------------------- clock skew
+
+    /**
+     * The manager is built with the context it was given, so the clock-skew tests test something:
+     * its leases read the context's clocks. The context's clocks run a day ahead ({@link ContextClock}):
+     * a manager that opened a default context never reads its monotonic clock and labels the lease
+     * with the system's wall clock; one that mixes the two monotonic clocks finds the lease a day old
+     * on arrival.
+     */
+    @Test
+    void managerUsesTheContextItWasGiven() throws Exception {
+        ContextClock clock = new ContextClock(Duration.ofDays(1));
+        LockManager m = manager(LockContext.defaults().withTime(clock));
+        String invariant = "newManager(context) must build the manager with the context it was given (its"
+                + " TimeSource runs " + clock.offset() + " ahead)";
+        Instant before = Instant.now().plus(clock.offset());
+        Lease lease;
+        try {
+            lease = hold(m, key("context"), longLease("holder"));
+        } catch (LockBackendException e) {
+            throw new AssertionError(invariant + ": tryAcquire failed — does the backend mix the context's"
+                    + " nanoTime() with System.nanoTime()?", e);
+        }
+        Instant after = Instant.now().plus(clock.offset());
+        assertThat(clock.monotonicReads()).as("%s: reads of its monotonic clock while acquiring", invariant).isPositive();
+        // an hour either side absorbs a wall-clock step; a manager on the system clock is a day off
+        assertThat(lease.acquiredAt()).as("%s: the lease's acquiredAt", invariant)
+                .isBetween(before.minus(Duration.ofHours(1)), after.plus(Duration.ofHours(1)));
+        assertThat(lease.isValid()).as("%s: the lease just acquired is valid", invariant).isTrue();
+    }
 
     /**
      * A wall clock an hour ahead or behind, on the holder or on the contender: nothing is taken

@@ -100,12 +100,36 @@ final class BrokenBackends {
         }
     }
 
-    /**
-     * An atomic CAS map whose versions count writes per name, starting again at 1 after a delete: a
-     * version from before the delete matches the re-created record (the SPI forbids it).
-     */
-    static final class RestartingVersionsStore implements ConditionalStore {
-        private final Map<String, Rec> map = new java.util.concurrent.ConcurrentHashMap<>();
+    /** How a broken store picks the version of a write: from the name and the record it replaces (null if none). */
+    interface VersionRule {
+        String next(String name, Rec current);
+    }
+
+    /** An atomic CAS map that is correct except for how it picks versions ({@link VersionRule}). */
+    static final class VersionRuleStore implements ConditionalStore {
+        private final Map<String, Rec> map;
+        private final VersionRule rule;
+
+        VersionRuleStore(Map<String, Rec> shared, VersionRule rule) {
+            this.map = shared;
+            this.rule = rule;
+        }
+
+        /** Versions count writes per name, starting again at 1 after a delete. */
+        static VersionRuleStore restartingCounter(Map<String, Rec> shared) {
+            return new VersionRuleStore(shared, (n, cur) -> cur == null ? "1" : Long.toString(Long.parseLong(cur.version()) + 1));
+        }
+
+        /** Versions are the writer's wall clock in milliseconds: two writes in one millisecond share one. */
+        static VersionRuleStore millisecondStamps(Map<String, Rec> shared) {
+            return new VersionRuleStore(shared, (n, cur) -> Long.toString(System.currentTimeMillis()));
+        }
+
+        /** Versions count this client's writes: another client's counter gives the same versions again. */
+        static VersionRuleStore perClientCounter(Map<String, Rec> shared) {
+            AtomicLong writes = new AtomicLong();
+            return new VersionRuleStore(shared, (n, cur) -> Long.toString(writes.incrementAndGet()));
+        }
 
         @Override
         public Optional<StoredRecord> read(String name) {
@@ -114,8 +138,8 @@ final class BrokenBackends {
 
         @Override
         public Optional<String> create(String name, byte[] data) {
-            Rec fresh = new Rec(data.clone(), "1", Instant.now());
-            return map.putIfAbsent(name, fresh) == null ? Optional.of("1") : Optional.empty();
+            Rec fresh = new Rec(data.clone(), rule.next(name, null), Instant.now());
+            return map.putIfAbsent(name, fresh) == null ? Optional.of(fresh.version()) : Optional.empty();
         }
 
         @Override
@@ -123,7 +147,7 @@ final class BrokenBackends {
             Rec[] written = new Rec[1];
             map.computeIfPresent(name, (n, cur) -> {
                 if (!cur.version().equals(expectedVersion)) return cur;
-                written[0] = new Rec(data.clone(), Long.toString(Long.parseLong(cur.version()) + 1), Instant.now());
+                written[0] = new Rec(data.clone(), rule.next(n, cur), Instant.now());
                 return written[0];
             });
             return written[0] == null ? Optional.empty() : Optional.of(written[0].version());
@@ -142,7 +166,7 @@ final class BrokenBackends {
 
         @Override
         public String describe() {
-            return "restarting-versions://";
+            return "version-rule://";
         }
 
         @Override

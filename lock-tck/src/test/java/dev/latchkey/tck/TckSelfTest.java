@@ -50,10 +50,26 @@ class TckSelfTest {
     }
 
     static class RestartingVersionsCas extends ConditionalStoreContract {
-        final BrokenBackends.RestartingVersionsStore store = new BrokenBackends.RestartingVersionsStore();
+        final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
 
         @Override protected ConditionalStore newStore() {
-            return store;
+            return BrokenBackends.VersionRuleStore.restartingCounter(backing);
+        }
+    }
+
+    static class MillisecondVersionsCas extends ConditionalStoreContract {
+        final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
+
+        @Override protected ConditionalStore newStore() {
+            return BrokenBackends.VersionRuleStore.millisecondStamps(backing);
+        }
+    }
+
+    static class PerClientCounterCas extends ConditionalStoreContract {
+        final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
+
+        @Override protected ConditionalStore newStore() {
+            return BrokenBackends.VersionRuleStore.perClientCounter(backing);
         }
     }
 
@@ -105,6 +121,14 @@ class TckSelfTest {
         }
     }
 
+    static class IgnoredContextLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return Latchkey.open("mem://" + name); // the context is dropped: the system clocks instead
+        }
+    }
+
     static class NaiveEngineFaults extends StoreFaultContract {
         final String name = BrokenBackends.uniqueName();
 
@@ -131,8 +155,23 @@ class TckSelfTest {
 
     @Test
     void casContractCatchesVersionsThatRestartAfterADelete() {
-        Map<String, Throwable> failed = failures(method(RestartingVersionsCas.class, "createReadReplaceDelete"));
+        Map<String, Throwable> failed = failures(method(RestartingVersionsCas.class, "createReadReplaceDelete"),
+                method(RestartingVersionsCas.class, "versionsOfANameNeverRepeat"));
         assertFailedOn(failed, "createReadReplaceDelete", "version from before the delete");
+        assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
+    }
+
+    @Test
+    void casContractCatchesVersionsStampedInMilliseconds() {
+        // not by luck: the writes go on until 64 fit in 32 ms, so two of them share a millisecond
+        Map<String, Throwable> failed = failures(method(MillisecondVersionsCas.class, "versionsOfANameNeverRepeat"));
+        assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
+    }
+
+    @Test
+    void casContractCatchesVersionsCountedPerClient() {
+        Map<String, Throwable> failed = failures(method(PerClientCounterCas.class, "versionsOfANameNeverRepeat"));
+        assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
     }
 
     @Test
@@ -152,6 +191,12 @@ class TckSelfTest {
     void lockContractsOverlapCheckerCatchesADoubleGrantNoReleaseCanNotice() {
         Map<String, Throwable> failed = failures(method(DoubleGrantLocks.class, "contentionKeepsCriticalSectionsApart"));
         assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "overlapping critical sections");
+    }
+
+    @Test
+    void lockContractCatchesAManagerThatIgnoresItsContext() {
+        Map<String, Throwable> failed = failures(method(IgnoredContextLocks.class, "managerUsesTheContextItWasGiven"));
+        assertFailedOn(failed, "managerUsesTheContextItWasGiven", "must build the manager with the context it was given");
     }
 
     @Test
