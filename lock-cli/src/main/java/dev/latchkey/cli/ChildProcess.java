@@ -10,10 +10,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * The command {@code latchkey run} supervises, started with the terminal's stdin/stdout/stderr,
@@ -40,9 +42,15 @@ final class ChildProcess {
         this.process = process;
     }
 
-    /** @throws IOException when the command cannot be started (not found, not executable) */
-    static ChildProcess start(List<String> command) throws IOException {
-        return new ChildProcess(new ProcessBuilder(command).inheritIO().start());
+    /**
+     * Starts {@code command} with latchkey's environment as {@code environment} edits it.
+     *
+     * @throws IOException when the command cannot be started (not found, not executable)
+     */
+    static ChildProcess start(List<String> command, Consumer<Map<String, String>> environment) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        environment.accept(builder.environment());
+        return new ChildProcess(builder.start());
     }
 
     /**

@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
             "2:Usage: bad option, bad or unknown URI (installed schemes are listed), invalid key.",
             "69:Backend unavailable: the store could not be reached or refused the request.",
             "70:Internal error in latchkey (run with -v for the stack trace).",
-            "75:run: the lock was still busy after --wait; the holder is named on stderr.",
+            "75:run: the lock was still busy after --wait; the holder is named on stderr (--busy-exit sets another status).",
             "76:run: the lease was lost while the command ran; the command was terminated.",
             "126/127:run: the command could not be executed / was not found.",
             "128+n:run: the command was killed by signal n."})

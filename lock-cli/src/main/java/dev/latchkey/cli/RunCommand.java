@@ -57,21 +57,32 @@ import picocli.CommandLine.Spec;
  *       otherwise after the TTL). Fencing tokens protect a resource against both.</li>
  *   <li>When CMD exits by itself, descendants it left running in the background are not waited for.</li>
  * </ul>
+ *
+ * <p>CMD learns its lease from its environment ({@link JobEnvironment}). {@code --bypass-lock} runs
+ * CMD without any lock, so none of the above holds for it but the stop on latchkey's own
+ * SIGTERM/SIGINT; it warns on stderr, and refuses the options that only concern the lock.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run CMD while holding the lock KEY; exit with CMD's status.",
-            "If the lock is busy after --wait, exit 75 naming the holder. If the lease is lost while "
+            "If the lock is busy after --wait, exit 75 (or --busy-exit) naming the holder. If the lease is lost while "
                     + "CMD runs, CMD's process tree is killed (SIGTERM, SIGKILL after --grace) and the status is 76; "
-                    + "when the lease expired, the tree is dead before the store can let anyone else in."},
+                    + "when the lease expired, the tree is dead before the store can let anyone else in.",
+            "CMD's environment describes its lease: LATCHKEY_KEY, LATCHKEY_LEASE_ID, LATCHKEY_TOKEN (the fencing "
+                    + "token; 0 where the backend declares no FENCING_TOKENS capability), "
+                    + "LATCHKEY_OWNER and LATCHKEY_BACKEND (the URI with every secret masked)."},
         exitCodeListHeading = "%nExit status:%n", exitCodeList = {
             "0..255:CMD's own status (128+n if killed by signal n).",
             "2:Usage error, bad or unknown URI, invalid key, a --grace or --ttl that cannot stop CMD in time.",
             "69:Backend unavailable.",
-            "75:The lock was still busy after --wait (with --force: it changed hands after it was looked up).",
+            "75:The lock was still busy after --wait (with --force: it changed hands after it was looked up); "
+                    + "--busy-exit sets another status.",
             "76:The lease was lost while CMD ran (with --on-lost=kill); CMD's process tree was killed.",
             "126/127:CMD could not be executed / was not found."})
 final class RunCommand implements Callable<Integer> {
     enum OnLost { kill, ignore }
+
+    /** Options that only mean something when the lock is taken, refused with --bypass-lock. */
+    private static final List<String> LOCK_ONLY_OPTIONS = List.of("--wait", "--ttl", "--force", "--on-lost", "--busy-exit");
 
     /** How long a busy lock's holder may stay invisible before we report it unnamed. */
     private static final long HOLDER_LOOKUP_NANOS = 2_000_000_000L;
@@ -101,8 +112,10 @@ final class RunCommand implements Callable<Integer> {
                     + "at least 5s with --on-lost=kill, so that CMD can be killed within TTL/5).")
     Duration ttl;
 
-    @Option(names = "--force", description = "Break the lease holding the lock first (as 'status' would show it); "
-            + "if the lock changed hands meanwhile, the new holder is left alone and the lock is busy.")
+    @Option(names = "--force", description = "Break the lease holding the lock first (as 'status' would show it) "
+            + "and take the lock over: the previous job's 'latchkey run' finds the loss at its next heartbeat and "
+            + "kills its CMD. If the lock changed hands meanwhile, the new holder is left alone and the lock is busy. "
+            + "To run beside the holder instead, see --bypass-lock.")
     boolean force;
 
     @Option(names = "--on-lost", defaultValue = "kill", paramLabel = "kill|ignore",
@@ -119,17 +132,33 @@ final class RunCommand implements Callable<Integer> {
                     + "SIGTERM/SIGINT stops CMD) any value; default 10s.")
     Duration grace;
 
+    @Option(names = "--busy-exit", defaultValue = "75", paramLabel = "CODE",
+            description = "Exit status when the lock is still busy after --wait, 0..255 (default: ${DEFAULT-VALUE}). "
+                    + "0 = skip quietly, as cron wants: exit 0, with the one stderr line naming the holder.")
+    int busyExit;
+
+    @Option(names = "--bypass-lock",
+            description = "Run CMD without taking the lock (as Meltano's --force runs a second pipeline), with a "
+                    + "warning on stderr: CMD may run beside the holder, and gets no LATCHKEY_* lease variables. "
+                    + "The backend is not contacted. Unlike --force, which breaks the holder's lock and takes it over "
+                    + "(the previous job's 'latchkey run' finds the loss at its next heartbeat and kills it), nothing is "
+                    + "broken. Refused with --wait, --ttl, --force, --on-lost and --busy-exit.")
+    boolean bypassLock;
+
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments (after --).")
     List<String> command;
 
     @Override
     public Integer call() throws Exception {
         LockKeys.validate(key);
-        Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace)
-                : grace != null ? grace : KillWindow.DEFAULT_GRACE;
+        if (busyExit < 0 || busyExit > 255) {
+            throw new IllegalArgumentException("--busy-exit " + busyExit + " is not an exit status: use 0..255");
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        if (bypassLock) return runBypassing(err);
+        Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace) : graceOnSignalOnly();
         LeaseOptions options = LeaseOptions.ttl(ttl)
                 .withMetadata(Map.of("cmd", LatchkeyCommand.summary(command, 256)));
-        PrintWriter err = spec.commandLine().getErr();
         try (LockManager locks = root.open(uri)) {
             if (force) breakHolder(locks, err);
             Optional<Lease> lease;
@@ -143,7 +172,43 @@ final class RunCommand implements Callable<Integer> {
                     return busy(err, holder(locks, e.holder()), " after waiting " + Durations.format(wait));
                 }
             }
-            return runHolding(lease.get(), effectiveGrace, err);
+            return runHolding(lease.get(), locks.description(), effectiveGrace, err);
+        }
+    }
+
+    /**
+     * {@code --bypass-lock}: CMD under the same supervision as with a lease (its tree is stopped on
+     * SIGTERM/SIGINT to latchkey), but no lock is taken or looked at, so options about the lock are refused.
+     */
+    private int runBypassing(PrintWriter err) throws InterruptedException {
+        refuseLockOnlyOptions();
+        err.println("latchkey: WARNING: --bypass-lock: running CMD without taking the lock '" + key
+                + "'; it may run beside whoever holds it");
+        err.flush();
+        AtomicReference<ChildProcess> child = new AtomicReference<>();
+        Thread hook = stopOnSignal(child, graceOnSignalOnly(), () -> {});
+        try {
+            child.set(ChildProcess.start(command, JobEnvironment::clear));
+            return child.get().waitFor();
+        } catch (IOException e) {
+            return cannotRun(e, err);
+        } finally {
+            unhook(hook);
+        }
+    }
+
+    /** The grace where only latchkey's own SIGTERM/SIGINT stops CMD: no lease margin bounds it. */
+    private Duration graceOnSignalOnly() {
+        return grace != null ? grace : KillWindow.DEFAULT_GRACE;
+    }
+
+    private void refuseLockOnlyOptions() {
+        List<String> lockOnly = LOCK_ONLY_OPTIONS.stream()
+                .filter(spec.commandLine().getParseResult()::hasMatchedOption).toList();
+        if (!lockOnly.isEmpty()) {
+            throw new IllegalArgumentException("--bypass-lock takes no lock, so " + String.join(", ", lockOnly)
+                    + " cannot apply: drop " + (lockOnly.size() == 1 ? "it" : "them")
+                    + ", or drop --bypass-lock to run CMD under the lock");
         }
     }
 
@@ -190,36 +255,23 @@ final class RunCommand implements Callable<Integer> {
         err.println("latchkey: lock '" + key + "' is busy" + waited + ": held by "
                 + holder.map(LockInfo::describeHolder).orElse("another holder (it may have just been released)"));
         err.flush();
-        return ExitCodes.BUSY;
+        return busyExit;
     }
 
-    private int runHolding(Lease lease, Duration grace, PrintWriter err) throws InterruptedException {
+    private int runHolding(Lease lease, String backend, Duration grace, PrintWriter err) throws InterruptedException {
         AtomicBoolean released = new AtomicBoolean();
         AtomicReference<ChildProcess> child = new AtomicReference<>();
-        // SIGTERM/SIGINT to latchkey: stop CMD, then give the lock back before the JVM ends.
-        // Registered before CMD starts, so no signal can leave CMD running without the lock.
-        Thread hook = new Thread(() -> {
-            ChildProcess running = child.get();
-            try {
-                if (running != null) running.terminate(grace).join();
-            } catch (RuntimeException e) {
-                // shutting down: nothing more can be done for CMD here
-            }
-            releaseQuietly(lease, released);
-        }, "latchkey-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
+        Thread hook = stopOnSignal(child, grace, () -> releaseQuietly(lease, released));
         int status;
         AtomicReference<LeaseLostException> lost = new AtomicReference<>();
         AtomicBoolean warned = new AtomicBoolean();
         try {
             try {
-                child.set(ChildProcess.start(command));
+                child.set(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env)));
             } catch (IOException e) {
                 releaseOnce(lease, released);
-                String msg = String.valueOf(e.getMessage());
-                err.println("latchkey: cannot run '" + command.get(0) + "': " + msg);
-                err.flush();
-                return msg.contains("error=2,") ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
+                return cannotRun(e, err);
             }
             lease.onLost(e -> {
                 lost.compareAndSet(null, e);
@@ -231,11 +283,7 @@ final class RunCommand implements Callable<Integer> {
             });
             status = child.get().waitFor(); // with a termination under way: once the whole tree is gone
         } finally {
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running and releases the lease itself
-            }
+            unhook(hook);
         }
         // a lease known lost has nothing to give back (and its store may hang a release)
         if (lost.get() == null) releaseAtEnd(lease, released, lost, err);
@@ -277,6 +325,40 @@ final class RunCommand implements Callable<Integer> {
         err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD ran (--on-lost=ignore: CMD was not"
                 + " stopped, so it may run beside the next holder, " + nextHolder + "): " + e.getMessage());
         err.flush();
+    }
+
+    /**
+     * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
+     * JVM ends. Remove it with {@link #unhook} once CMD has exited.
+     */
+    private static Thread stopOnSignal(AtomicReference<ChildProcess> child, Duration grace, Runnable then) {
+        Thread hook = new Thread(() -> {
+            ChildProcess running = child.get();
+            try {
+                if (running != null) running.terminate(grace).join();
+            } catch (RuntimeException e) {
+                // shutting down: nothing more can be done for CMD here
+            }
+            then.run();
+        }, "latchkey-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        return hook;
+    }
+
+    private static void unhook(Thread hook) {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook is running and finishes the job itself
+        }
+    }
+
+    /** CMD could not be started: says why, and exits as a shell would. */
+    private int cannotRun(IOException e, PrintWriter err) {
+        String msg = String.valueOf(e.getMessage());
+        err.println("latchkey: cannot run '" + command.get(0) + "': " + msg);
+        err.flush();
+        return msg.contains("error=2,") ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
     }
 
     private static void releaseOnce(Lease lease, AtomicBoolean released) {

@@ -1,5 +1,6 @@
 package dev.latchkey.cli;
 
+import dev.latchkey.Capability;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
@@ -9,18 +10,22 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
  * {@code latchkey status KEY}: who holds KEY, as the store records it, in {@code name value}
- * lines for people and {@code awk}. Read-only; the times are the holder's own report.
+ * lines for people and {@code awk}, or as one JSON object ({@link LockJson}). Read-only; the times are the holder's own report.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show who holds the lock KEY.",
             "Prints 'name value' lines: key, state (held|free), and for a held lock owner, since, "
-                    + "expires, token, lease and any metadata (meta.cmd is the command of 'latchkey run')."})
+                    + "expires, token, lease and any metadata (meta.cmd is the command of 'latchkey run').",
+            "With --json, one JSON object: key, held, owner, leaseId, fencingToken (null where the backend "
+                    + "has no fencing tokens), acquiredAt, expiresAt (ISO-8601, or null), metadata; null fields "
+                    + "and an empty metadata when the lock is free."})
 final class StatusCommand implements Callable<Integer> {
     @ParentCommand
     LatchkeyCommand root;
@@ -31,6 +36,9 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     UriOption uri;
 
+    @Option(names = "--json", description = "Print one JSON object instead of 'name value' lines.")
+    boolean json;
+
     @Parameters(index = "0", paramLabel = "KEY", description = "Name of the lock.")
     String key;
 
@@ -40,11 +48,14 @@ final class StatusCommand implements Callable<Integer> {
         try (LockManager locks = root.open(uri)) {
             Optional<LockInfo> info = locks.inspect(key);
             PrintWriter out = spec.commandLine().getOut();
-            out.println("key      " + key);
-            if (info.isEmpty()) {
+            if (json) {
+                out.println(LockJson.status(key, info, locks.capabilities().contains(Capability.FENCING_TOKENS)));
+            } else if (info.isEmpty()) {
+                out.println("key      " + key);
                 out.println("state    free");
             } else {
                 LockInfo i = info.get();
+                out.println("key      " + key);
                 out.println("state    held");
                 out.println("owner    " + i.owner());
                 out.println("since    " + i.acquiredAt());

@@ -1,5 +1,6 @@
 package dev.latchkey.cli;
 
+import static dev.latchkey.cli.InProcessCli.latchkey;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +10,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
+import dev.latchkey.cli.InProcessCli.Result;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -44,25 +46,6 @@ class LatchkeyCommandTest {
     @AfterEach
     void close() {
         other.close();
-    }
-
-    /** Exit status and what latchkey printed. */
-    record Result(int status, String out, String err) {
-        String errLine() {
-            assertThat(err.lines()).as("stderr of latchkey: %s", err).hasSize(1);
-            return err.strip();
-        }
-    }
-
-    private static Result latchkey(Map<String, String> env, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int status = LatchkeyCommand.commandLine(env, new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
-        return new Result(status, out.toString(), err.toString());
-    }
-
-    private static Result latchkey(String... args) {
-        return latchkey(Map.of(), args);
     }
 
     @Test

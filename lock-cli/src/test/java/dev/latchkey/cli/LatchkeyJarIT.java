@@ -2,12 +2,15 @@ package dev.latchkey.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,6 +37,36 @@ class LatchkeyJarIT {
         assertThat(r.status()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo("hello\n");
         assertThat(r.err()).isEmpty();
+    }
+
+    /**
+     * A run inside a run (or a job started by one): the inner CMD sees its own lease, never the
+     * enclosing one's, and a bypass inside a run sees no lease at all.
+     */
+    @Test
+    void innerRunsReplaceTheLeaseVariablesAndABypassClearsThem() throws Exception {
+        String latchkey = "'" + Path.of(System.getProperty("java.home"), "bin", "java") + "' "
+                + String.join(" ", JarCli.JVM_OPTIONS) + " -jar '" + JarCli.JAR + "' run --uri '" + uri + "' --key inner";
+        JarCli.Result r = JarCli.run(dir, "run", "--uri", uri, "--key", "outer", "--", "sh", "-c",
+                "env > outer && " + latchkey + " -- sh -c 'env > inner' && " + latchkey + " --bypass-lock -- sh -c 'env > bypassed'");
+        assertThat(r.status()).as(r.err()).isZero();
+        Map<String, String> outer = leaseVariables(dir.resolve("outer"));
+        Map<String, String> inner = leaseVariables(dir.resolve("inner"));
+        assertThat(outer).containsEntry("LATCHKEY_KEY", "outer").containsKeys("LATCHKEY_LEASE_ID", "LATCHKEY_TOKEN",
+                "LATCHKEY_OWNER", "LATCHKEY_BACKEND");
+        assertThat(inner).containsEntry("LATCHKEY_KEY", "inner").containsEntry("LATCHKEY_TOKEN", "1")
+                .containsKeys("LATCHKEY_OWNER", "LATCHKEY_BACKEND").hasSize(5);
+        assertThat(inner.get("LATCHKEY_LEASE_ID")).isNotBlank().isNotEqualTo(outer.get("LATCHKEY_LEASE_ID"));
+        assertThat(leaseVariables(dir.resolve("bypassed"))).as("under --bypass-lock").isEmpty();
+        assertThat(r.err()).contains("WARNING: --bypass-lock");
+    }
+
+    /** The LATCHKEY_* variables of an {@code env} listing, but the launcher's LATCHKEY_URI and LATCHKEY_JAVA_OPTS. */
+    private static Map<String, String> leaseVariables(Path envListing) throws IOException {
+        return Files.readAllLines(envListing).stream().filter(l -> l.startsWith("LATCHKEY_"))
+                .map(l -> l.split("=", 2))
+                .filter(kv -> !kv[0].equals("LATCHKEY_URI") && !kv[0].equals("LATCHKEY_JAVA_OPTS"))
+                .collect(Collectors.toMap(kv -> kv[0], kv -> kv[1]));
     }
 
     @Test

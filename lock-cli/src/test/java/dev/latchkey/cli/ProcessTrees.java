@@ -26,17 +26,22 @@ final class ProcessTrees {
      * whose pids it lists, blank-separated; fails if {@code owner} ends first.
      */
     static List<ProcessHandle> awaitPids(Path file, Future<?> owner) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + HANG_GUARD_NANOS;
-        while (!Files.exists(file)) {
-            if (owner.isDone()) throw new AssertionError("the command ended before writing " + file);
-            if (System.nanoTime() > deadline) throw new AssertionError("no " + file);
-            Thread.sleep(20); // polls the condition "the command wrote its pids"
-        }
         List<ProcessHandle> found = new ArrayList<>();
-        for (String pid : Files.readString(file, StandardCharsets.UTF_8).trim().split("\\s+")) {
+        for (String pid : awaitFile(file, owner).trim().split("\\s+")) {
             found.add(ProcessHandle.of(Long.parseLong(pid))
                     .orElseThrow(() -> new AssertionError("process " + pid + " ended before it was looked up")));
         }
         return found;
+    }
+
+    /** Waits until {@code file} exists (the command writes it atomically) and returns its text; fails if {@code owner} ends first. */
+    static String awaitFile(Path file, Future<?> owner) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + HANG_GUARD_NANOS;
+        while (!Files.exists(file)) {
+            if (owner.isDone()) throw new AssertionError("the command ended before writing " + file);
+            if (System.nanoTime() > deadline) throw new AssertionError("no " + file);
+            Thread.sleep(20); // polls the condition "the command wrote its file"
+        }
+        return Files.readString(file, StandardCharsets.UTF_8);
     }
 }
