@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
@@ -84,6 +85,10 @@ final class RunCommand implements Callable<Integer> {
     /** Options that only mean something when the lock is taken, refused with --bypass-lock. */
     private static final List<String> LOCK_ONLY_OPTIONS = List.of("--wait", "--ttl", "--force", "--on-lost", "--busy-exit");
 
+    /** Backoff between acquire attempts that failed with a retriable backend error within {@code --wait}. */
+    private static final long RETRY_BACKOFF_MIN_NANOS = 250_000_000L;
+    private static final long RETRY_BACKOFF_MAX_NANOS = 4_000_000_000L;
+
     /** How long a busy lock's holder may stay invisible before we report it unnamed. */
     private static final long HOLDER_LOOKUP_NANOS = 2_000_000_000L;
 
@@ -100,7 +105,9 @@ final class RunCommand implements Callable<Integer> {
     String key;
 
     @Option(names = "--wait", defaultValue = "0", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = {"How long to wait for a busy lock, e.g. 500ms, 30s, 5m (default: 0 = one try).",
+            description = {"How long to wait for a busy lock, e.g. 500ms, 30s, 5m (default: 0 = one try). "
+                        + "Within the wait, an attempt that fails with a retriable backend error (timeout, "
+                        + "server unreachable) is retried; the last error ends the run once the wait is over.",
                 "Where staleness is judged by watching (s3:// on a custom endpoint), a crashed "
                         + "holder's key goes only to a waiter that watched it for the holder's TTL: use a "
                         + "--wait longer than that TTL, or 'latchkey release --force'."})
@@ -167,12 +174,34 @@ final class RunCommand implements Callable<Integer> {
                 if (lease.isEmpty()) return busy(err, holder(locks, Optional.empty()), "");
             } else {
                 try {
-                    lease = Optional.of(locks.acquire(key, wait, options));
+                    lease = Optional.of(acquireWithin(locks, options));
                 } catch (LockTimeoutException e) {
                     return busy(err, holder(locks, e.holder()), " after waiting " + Durations.format(wait));
                 }
             }
             return runHolding(lease.get(), locks.description(), effectiveGrace, err);
+        }
+    }
+
+    /**
+     * {@code acquire} for the whole {@code --wait}: an attempt that fails with a retriable backend
+     * error (a timeout, an unreachable server: the outcome of a claim may be unknown, and the
+     * backend withdraws what it can in the background) is retried with backoff while the wait
+     * lasts; the last error is thrown once it has run out.
+     */
+    private Lease acquireWithin(LockManager locks, LeaseOptions options) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
+        long backoff = RETRY_BACKOFF_MIN_NANOS;
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                return locks.acquire(key, Duration.ofNanos(Math.max(left, 1)), options);
+            } catch (LockBackendException e) {
+                long pause = Math.min(backoff, deadline - System.nanoTime());
+                if (!e.isRetriable() || pause <= 0) throw e;
+                TimeUnit.NANOSECONDS.sleep(pause);
+                backoff = Math.min(backoff * 2, RETRY_BACKOFF_MAX_NANOS);
+            }
         }
     }
 

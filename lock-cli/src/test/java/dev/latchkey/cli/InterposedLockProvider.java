@@ -4,25 +4,36 @@ import dev.latchkey.Capability;
 import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
 import java.time.Duration;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
  * Test backend {@code interposed://NAME}: the {@code mem://NAME} store, where a test can run code
  * right after a command's {@code inspect} answered — to hand the lock to someone else in the window
- * between looking up a holder and acting on it, which no real timing could hit reliably.
+ * between looking up a holder and acting on it, which no real timing could hit reliably — and whose
+ * {@code acquire} can be made to fail with given backend errors.
  */
 public final class InterposedLockProvider implements LockProvider {
     private static final Map<String, Runnable> AFTER_INSPECT = new ConcurrentHashMap<>();
+
+    private static final Map<String, Deque<LockBackendException>> ACQUIRE_FAILURES = new ConcurrentHashMap<>();
+
+    /** The next {@code acquire} calls on store {@code name} throw these, one each, before any I/O. */
+    static void failNextAcquires(String name, LockBackendException... failures) {
+        ACQUIRE_FAILURES.put(name, new ConcurrentLinkedDeque<>(List.of(failures)));
+    }
 
     /** Runs {@code action} once, after the next {@code inspect} on store {@code name} has answered. */
     static void afterNextInspect(String name, Runnable action) {
@@ -36,7 +47,7 @@ public final class InterposedLockProvider implements LockProvider {
 
     @Override
     public String description() {
-        return "test: mem:// with a hook after inspect";
+        return "test: mem:// with a hook after inspect and failures injected into acquire";
     }
 
     @Override
@@ -55,7 +66,12 @@ public final class InterposedLockProvider implements LockProvider {
         }
 
         @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) { return store.tryAcquire(key, options); }
-        @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) { return store.acquire(key, maxWait, options); }
+        @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+            Deque<LockBackendException> failures = ACQUIRE_FAILURES.get(name);
+            LockBackendException next = failures == null ? null : failures.poll();
+            if (next != null) throw next;
+            return store.acquire(key, maxWait, options);
+        }
         @Override public List<LockInfo> list(String prefix) { return store.list(prefix); }
         @Override public boolean forceRelease(String key) { return store.forceRelease(key); }
         @Override public boolean forceRelease(String key, String leaseId) { return store.forceRelease(key, leaseId); }

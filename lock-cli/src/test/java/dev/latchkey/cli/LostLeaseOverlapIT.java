@@ -30,8 +30,9 @@ class LostLeaseOverlapIT {
 
     @Test
     void aCommandIgnoringSigtermIsDeadBeforeTheNextHolderStartsItsOwn() throws Exception {
-        String direct = withParam(withParam(ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres"),
-                "mode", "lease"), "timeout", "2s");
+        // a schema holds the locks of one mode: lease mode in a schema of its own, as in CounterRaceIT
+        String direct = withParam(withParam(withParam(ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres"),
+                "mode", "lease"), "schema", "latchkey_lease"), "timeout", "2s");
         String key = "overlap-" + UUID.randomUUID();
         // CMD and its child ignore SIGTERM and append "A" every 20 ms for as long as either lives
         String loop = "while :; do echo A >> log; sleep 0.02; done";

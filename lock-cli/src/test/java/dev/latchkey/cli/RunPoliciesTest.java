@@ -6,12 +6,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.cli.InProcessCli.Result;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -191,5 +193,32 @@ class RunPoliciesTest {
                 .contains("--busy-exit=CODE").contains("0 = skip quietly")
                 .contains("--bypass-lock").contains("Unlike --force, which breaks the holder's lock and takes it over")
                 .contains("To run beside the holder instead, see --bypass-lock");
+    }
+
+    /** Within --wait, retriable backend errors are retried; CMD runs once the store answers. */
+    @Test
+    void retriableErrorsWithinTheWaitAreRetriedAndCmdRuns() throws Exception {
+        InterposedLockProvider.failNextAcquires(name, new LockBackendException("timed out (injected)", true),
+                new LockBackendException("connection refused (injected)", true));
+        Result r = latchkey("run", "--uri", uri, "--key", "k", "--wait", "30s", "--",
+                "sh", "-c", "echo ran > '" + dir.resolve("ran") + "'");
+        assertThat(r.status()).as("exit status; stderr: %s", r.err()).isZero();
+        assertThat(dir.resolve("ran")).hasContent("ran");
+    }
+
+    /** A non-retriable error ends the run at once (exit 69), as does a retriable one the wait outlasts. */
+    @Test
+    void nonRetriableErrorsAndErrorsPastTheWaitEndTheRun() throws Exception {
+        InterposedLockProvider.failNextAcquires(name, new LockBackendException("permission denied (injected)", false));
+        Result denied = latchkey("run", "--uri", uri, "--key", "k", "--wait", "30s", "--", "true");
+        assertThat(denied.status()).isEqualTo(69);
+        assertThat(denied.err()).contains("permission denied (injected)");
+
+        LockBackendException[] always = new LockBackendException[100];
+        Arrays.fill(always, new LockBackendException("unreachable (injected)", true));
+        InterposedLockProvider.failNextAcquires(name, always);
+        Result gone = latchkey("run", "--uri", uri, "--key", "k", "--wait", "1s", "--", "true");
+        assertThat(gone.status()).isEqualTo(69);
+        assertThat(gone.err()).contains("unreachable (injected)");
     }
 }

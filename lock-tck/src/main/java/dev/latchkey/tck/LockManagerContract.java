@@ -456,12 +456,12 @@ public abstract class LockManagerContract {
             lost.complete(e);
         });
 
-        assertThat(b.forceRelease(k)).isTrue();
         long broken = System.nanoTime();
+        assertThat(b.forceRelease(k)).isTrue();
         LeaseLostException cause = lost.get(ttl.toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS);
         // the residual window of force release, measured: how long the broken holder stayed valid
         System.out.println("fault-table: " + getClass().getSimpleName() + " | force release under a heartbeating holder | invalid "
-                + TimeUnit.NANOSECONDS.toMillis(firedAt.get() - broken) + " ms after the break (heartbeat "
+                + TimeUnit.NANOSECONDS.toMillis(firedAt.get() - broken) + " ms after forceRelease was called (heartbeat "
                 + shortTtl().dividedBy(2).toMillis() + " ms)");
 
         assertThat(Duration.ofNanos(firedAt.get() - acquiring))
