@@ -78,7 +78,7 @@
 #define FORCES  1
 #endif
 #define LIFE    1                /* a write that timed out lands within LIFE ticks after, or never */
-#define WDWIN   3                /* local ticks withdrawLater keeps trying: covers LIFE under any drift */
+#define WDWIN   3                /* ticks withdrawLater keeps trying (WITHDRAW_WINDOW_NANOS): covers LIFE */
 #define NOBODY  255
 #define LIDS    6                /* lease ids per client: more than are ever referenced at once */
 
@@ -135,7 +135,7 @@ mtype = { ok, not_written, exception, HELD_, RELEASED_, no_record, create, repla
 typedef Req {                    /* one conditional write (create/replace) of a LeaseRecord */
     byte st; byte exp;           /* Q_*, and the version it is conditional on */
     bool held; byte lease; byte rev; byte tok;
-    byte cd;                     /* VAL - local ticks since its send: the validity it gives if it landed */
+    byte cd;                     /* VAL - ticks since its send: the validity it gives if it landed */
     byte newver                  /* once landed: reference to the version it created */
 };
 
@@ -149,8 +149,8 @@ byte s_cd;                       /* if the stored write is an unconfirmed write 
 /* ---- clients ---- */
 byte pc[N];
 byte st[N];                      /* ManagedLease.state */
-byte vu[N];                      /* validUntilNanos - nanoTime(), in local ticks; 0: invalid */
-byte acd[N];                     /* attempt(): VAL - local ticks since `sent` */
+byte vu[N];                      /* validUntilNanos - nanoTime(), in ticks (slowest clock); 0: invalid */
+byte acd[N];                     /* attempt(): VAL - ticks since `sent` */
 byte lid[N];                     /* lease id of the current lease or claim: who = i * LIDS + lid */
 byte tok[N];
 byte crev[N];                    /* EngineLease.record.revision(): the write known to be stored */
@@ -318,7 +318,7 @@ inline handout(i, ver) {
     if
     :: true ->
 #endif
-        printf("c%d: acquire returns lease %d.%d token %d, valid for %d local ticks\n", i, i, lid[i], tok[i], vu[i]);
+        printf("c%d: acquire returns lease %d.%d token %d, valid for %d ticks\n", i, i, lid[i], tok[i], vu[i]);
         assert(vu[i] > 0);                                       /* arrival */
         assert(broken[i] || tok[i] > handed);                    /* fencing, in hand-out order */
         if :: tok[i] > handed -> handed = tok[i] :: else fi;
@@ -371,7 +371,7 @@ inline renew_done(i, landed) {
     :: landed > 0 && st[i] == HELD ->                            /* validity from that write's send time */
         assert(!bsent[i]);                                       /* after a break, no renewal extends it */
         if :: landed - 1 > vu[i] -> vu[i] = landed - 1 :: else fi;
-        printf("c%d: renewal counted: valid for %d local ticks\n", i, vu[i]);
+        printf("c%d: renewal counted: valid for %d ticks\n", i, vu[i]);
         check_mutex()
     :: else
     fi;
@@ -622,7 +622,7 @@ end_clock:
     do
     :: atomic {
         CAN_TICK ->
-        if :: s_ex && s_age < TTL -> s_age++ :: else fi;
+        if :: s_ex && s_held && s_age < TTL -> s_age++ :: else fi;   /* a released record's age matters to no one */
         tick_client(0); tick_client(1);
 #if N > 2
         tick_client(2);
