@@ -31,8 +31,9 @@
  *   mutex     never two clients whose lease is valid by their own clock (Lease.isValid(): HELD and
  *             local deadline not passed, margin included) — a lease broken by force release is
  *             exempt until its deadline, the documented residual window; it never renews again
- *   fencing   every lease handed out has a greater token than every lease handed out before it,
- *             and every claim that lands carries a greater token than the record it replaces
+ *   fencing   every lease handed out has a greater token than every lease handed out before it
+ *             (a lease broken before its hand-out excepted), and every claim that lands carries a
+ *             greater token than the record it replaces
  *   arrival   acquire never hands out a lease that is invalid on arrival
  *   blocking  (bounded; monitors, not full liveness) a lease its client let go of stops
  *             blocking the key (held in the record and not yet stale) within a bound counted from
@@ -49,7 +50,9 @@
  *   BUG_NO_READBACK        a claim whose outcome is unknown is neither read back nor withdrawn
  *   BUG_INVALID_ON_ARRIVAL ManagedLease.start() hands out a lease already past its deadline
  *   BUG_RELEASE_RENEWS     a release that fails leaves the lease HELD and heartbeating
- * Model sensitivity (not code bugs): DRIFT=4 (clock drift beyond the margin: VAL 6) must fail mutex.
+ * Model sensitivity (not a code bug): DRIFT=4 (clock drift beyond the margin: VAL 6) must fail a
+ * property (spin finds a lease that arrives "valid" after its record went stale: hand-out order
+ * and mutex).
  */
 
 #ifndef N
