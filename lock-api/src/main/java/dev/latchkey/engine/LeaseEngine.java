@@ -81,6 +81,12 @@ import java.util.concurrent.TimeUnit;
  * store refused although the record did not change (another client wrote it less than the interval
  * ago, e.g. its release) is sent once more after the interval, so {@code tryAcquire} of a free key
  * just released elsewhere takes the key rather than answering "held".
+ *
+ * <p><b>Model.</b> {@code model/lease-engine.pml} is a spin model of this engine and
+ * {@link ManagedLease} (three clients, lost, refused, failed and late writes, crashes, force release,
+ * clock drift up to the margin), checked by {@code scripts/model-check.sh}; its comments name the
+ * methods each step stands for, and {@code docs/model-checking.md} says what it proves for which
+ * bounds and what it leaves out. A change to the protocol here belongs in the model too.
  */
 public final class LeaseEngine implements LockManager {
     private static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());

@@ -41,6 +41,11 @@ import java.util.function.Consumer;
  *
  * <p>Store operations of one lease (renew, release) are serialised; state changes are atomic, so
  * a renewal that completes after the deadline fired cannot bring the lease back.
+ *
+ * <p><b>Model.</b> Validity, renewal, release, its background retry and the refusal of a lease
+ * invalid on arrival are part of the spin model {@code model/lease-engine.pml} (with the lease
+ * engine's store operations), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md}
+ * says what it proves and for which bounds. A change to these rules belongs in the model too.
  */
 public abstract class ManagedLease implements Lease {
     private static final System.Logger LOG = System.getLogger(ManagedLease.class.getName());
