@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: install the servers' software, then mvn verify.
+# The whole test suite on a fresh machine: install the servers' software, model-check the lock
+# protocols (scripts/model-check.sh), then mvn verify.
 # Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
 # server named by LATCHKEY_TEST_<NAME>_URI when set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# the protocol models first: a minute or three, and a broken protocol fails before the long suite
+bash scripts/model-check.sh
 mvn -B -ntp verify "$@"

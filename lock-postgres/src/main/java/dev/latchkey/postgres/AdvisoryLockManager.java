@@ -57,6 +57,11 @@ import java.util.function.ToLongFunction;
  * one statement each, without a write, like a bare advisory lock; a lease still held
  * {@link #RECORD_DELAY} later has its row written in the background, and {@link #inspect} waits for
  * that (a lease released sooner is never written).
+ *
+ * <p><b>Model.</b> {@code model/pg-advisory.pml} is a spin model of this protocol (the session-bound
+ * lock, idle limits, restarts and the registry era, terminated sessions, cut-off clients, the
+ * session watch), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md} says
+ * what it abstracts (fencing tokens, waiting, pools). A change to the protocol here belongs there too.
  */
 final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
     private static final Set<Capability> WITH_TOKENS = Set.copyOf(EnumSet.of(
