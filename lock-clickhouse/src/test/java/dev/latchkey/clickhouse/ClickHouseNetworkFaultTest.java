@@ -15,6 +15,7 @@ import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.FaultProxy;
+import dev.latchkey.tck.TakeoverWatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -125,7 +126,7 @@ class ClickHouseNetworkFaultTest {
 
         proxy.blackhole();
         long partitioned = System.nanoTime();
-        Takeover takeover = new Takeover(contender, "partitioned", lease, LONG_LEASE);
+        TakeoverWatch takeover = TakeoverWatch.start(contender, "partitioned", lease, LONG_LEASE, POLL);
         Lease taken = takeover.await(ttl.multipliedBy(4).plus(GENEROUS));
         takeover.assertExclusion();
         System.out.println("fault-table: ClickHouseNetworkFaultTest | partition under the holder | invalid "
@@ -205,7 +206,7 @@ class ClickHouseNetworkFaultTest {
         Lease lease = holder.tryAcquire("slow-network", LeaseOptions.ttl(ttl).withOwner("holder")).orElseThrow(); // heartbeat on
 
         proxy.latency(ttl.dividedBy(5).multipliedBy(3).dividedBy(2));
-        Takeover takeover = new Takeover(contender, "slow-network", lease, LONG_LEASE);
+        TakeoverWatch takeover = TakeoverWatch.start(contender, "slow-network", lease, LONG_LEASE, POLL);
         Lease taken = takeover.await(ttl.multipliedBy(4).plus(GENEROUS));
         takeover.assertExclusion();
 
@@ -378,72 +379,5 @@ class ClickHouseNetworkFaultTest {
     private static void pace(long startNanos, Duration offset) throws InterruptedException {
         long left = startNanos + offset.toNanos() - System.nanoTime();
         if (left > 0) TimeUnit.NANOSECONDS.sleep(left);
-    }
-
-    /**
-     * A contender that polls a held key on its own thread until it holds it, and notes whether the
-     * old holder was still valid at that moment and when its loss listener fired — the check of
-     * lock-tck's {@code TakeoverWatch}, which is package-private there. Validity only goes from true
-     * to false, so checking it right after the grant catches an overlap of any real length.
-     * Store errors while polling are retried: only what the contender finally holds is judged.
-     */
-    private static final class Takeover {
-        private final Lease holder;
-        private final Thread thread;
-        private final long startedNanos = System.nanoTime();
-        private volatile long holderLostNanos;
-        private volatile long takenNanos;
-        private volatile boolean holderValidAtTakeover;
-        private volatile Lease taken;
-        private volatile Throwable failure;
-        private volatile boolean stop;
-
-        Takeover(LockManager contender, String key, Lease holder, LeaseOptions options) {
-            this.holder = holder;
-            holder.onLost(e -> holderLostNanos = System.nanoTime());
-            this.thread = new Thread(() -> {
-                try {
-                    while (!stop) {
-                        Optional<Lease> l = Optional.empty();
-                        try {
-                            l = contender.tryAcquire(key, options);
-                        } catch (LockBackendException e) {
-                            // retried
-                        }
-                        if (l.isPresent()) {
-                            holderValidAtTakeover = holder.isValid();
-                            takenNanos = System.nanoTime();
-                            taken = l.get();
-                            return;
-                        }
-                        Thread.sleep(POLL.toMillis());
-                    }
-                } catch (Throwable t) {
-                    failure = t;
-                }
-            }, "contender-" + key);
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        Lease await(Duration limit) throws InterruptedException {
-            thread.join(limit.toMillis());
-            stop = true;
-            thread.join(GENEROUS.toMillis());
-            if (failure != null) throw new AssertionError("the contender failed", failure);
-            if (taken == null) return fail("the contender still did not hold the key after " + limit.toMillis() + " ms (holder " + holder + ")");
-            return taken;
-        }
-
-        void assertExclusion() {
-            assertThat(holderValidAtTakeover)
-                    .as("holder %s still valid when the contender got the key, %d ms after the fault began: two valid leases",
-                            holder, TimeUnit.NANOSECONDS.toMillis(takenNanos - startedNanos))
-                    .isFalse();
-            long lost = holderLostNanos;
-            assertThat(lost).as("the holder's loss listener had fired when the contender got the key").isNotZero();
-            assertThat(lost - takenNanos).as("ns from the contender's grant to the holder's loss listener (must be <= 0)")
-                    .isLessThanOrEqualTo(0);
-        }
     }
 }

@@ -19,9 +19,11 @@ import java.util.concurrent.TimeUnit;
  * right after the contender's grant is enough to catch an overlap of any real length.)
  *
  * <p>Store errors seen by the contender while it polls (the fault may be on the network it shares)
- * are retried, not failures: only what it finally holds is judged.
+ * are retried, not failures: only what it finally holds is judged. Backend tests outside the
+ * kit's contracts start one with {@link #start}.
  */
-final class TakeoverWatch {
+public final class TakeoverWatch {
+    /** Tracks what the contender takes for the contract's clean-up; null outside a contract. */
     private final TckFixture fixture;
     private final LockManager contender;
     private final String key;
@@ -50,12 +52,17 @@ final class TakeoverWatch {
         this.thread.start();
     }
 
+    /** Starts a contender polling {@code key} every {@code poll}; {@code holder}'s loss is timed from now. */
+    public static TakeoverWatch start(LockManager contender, String key, Lease holder, LeaseOptions options, Duration poll) {
+        return new TakeoverWatch(null, contender, key, holder, options, poll);
+    }
+
     private void run() {
         try {
             while (!stop) {
                 Optional<Lease> l;
                 try {
-                    l = fixture.tryTake(contender, key, options);
+                    l = fixture == null ? contender.tryAcquire(key, options) : fixture.tryTake(contender, key, options);
                 } catch (LockException e) {
                     TckFixture.pace(poll);
                     continue;
@@ -74,7 +81,7 @@ final class TakeoverWatch {
     }
 
     /** Waits for the takeover; fails if it did not come within {@code limit}. */
-    Lease await(Duration limit) throws InterruptedException {
+    public Lease await(Duration limit) throws InterruptedException {
         thread.join(limit.toMillis());
         stop = true;
         thread.join(TimeUnit.SECONDS.toMillis(30));
@@ -94,7 +101,7 @@ final class TakeoverWatch {
     }
 
     /** After {@link #await}: the holder was invalid, and its listener had fired, when the contender got in. */
-    void assertExclusion() {
+    public void assertExclusion() {
         assertThat(holderValidAtTakeover)
                 .as("holder %s still valid when the contender got the key, %d ms after the watch began: two valid leases",
                         holder, TimeUnit.NANOSECONDS.toMillis(takenNanos - startedNanos))
