@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Checks the documentation: README.md, docs/**/*.md and the modules' README.md files.
+
+Guarantee: when this exits 0,
+  (a) every relative link and every #anchor in those files resolves to a file or directory inside
+      the repository, and an anchor to a heading of the linked page (GitHub's rules: the heading's
+      text lower-cased, punctuation other than '-' and '_' dropped, spaces turned into '-', a
+      repeated heading suffixed -1, -2, ...); every page under docs/ is reachable from README.md by
+      links; no page names a document outside the repository;
+  (b) every fenced block tagged `sh` ran and exited 0 under `bash -e -o pipefail`; blocks tagged
+      `bash` or `shell` fail the check, so a shell block is never left unrun by its tag alone.
+Convention (stated for readers at the top of docs/README.md): `sh` blocks run in order, one bash
+process each, in a scratch directory whose entries link to the repository's top level (so
+`./latchkey` and `./scripts/...` work and new files land in the scratch directory), with
+LATCHKEY_URI set to a scratch file:// directory shared by the blocks of one page. A `sh` block
+preceded by `<!-- not run: REASON -->` is skipped and counted; untagged blocks and blocks tagged
+`console`, `text` or another language (`java`, `sql`, `xml`) are never run. A failure prints FILE:LINE of the block.
+Usage: scripts/check-docs.sh [--links-only]
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..'))
+RUN_TAG = 'sh'
+# tags that look like a shell but would not run: make the writer choose sh (run) or console (not run)
+SHELL_LOOKALIKES = {'bash', 'shell', 'zsh', 'shell-session'}
+NOT_RUN = re.compile(r'<!--\s*not run:\s*(\S.*?)\s*-->')
+# names of documents that live outside the repository; a page must stand alone
+OUTSIDE_DOCUMENTS = ('DESIGN.md', '../shared')
+BLOCK_TIMEOUT_S = 120
+
+
+def pages():
+    found = [os.path.join(ROOT, 'README.md')]
+    for base, _, files in os.walk(os.path.join(ROOT, 'docs')):
+        found += [os.path.join(base, f) for f in sorted(files) if f.endswith('.md')]
+    for entry in sorted(os.listdir(ROOT)):
+        module_readme = os.path.join(ROOT, entry, 'README.md')
+        if entry.startswith('lock-') and os.path.isfile(module_readme):
+            found.append(module_readme)
+    return sorted(set(found))
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+class Page:
+    """One markdown file split into prose lines (code removed) and fenced blocks."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lines = open(path, encoding='utf-8').read().split('\n')
+        self.prose = []    # (line number, text) outside fences
+        self.blocks = []   # (line number of the opening fence, tag, body, not-run reason or None)
+        fence, tag, start, body = None, None, 0, []
+        for number, line in enumerate(self.lines, 1):
+            opening = re.match(r'^(\s*)(`{3,}|~{3,})\s*([^\s`]*)', line)
+            if fence is None and opening:
+                fence, tag, start, body = opening.group(2), opening.group(3), number, []
+            elif fence is not None and line.strip().startswith(fence) and line.strip().strip(fence[0]) == '':
+                self.blocks.append((start, tag, '\n'.join(body) + '\n', self.not_run_reason(start)))
+                fence = None
+            elif fence is not None:
+                body.append(line)
+            else:
+                self.prose.append((number, line))
+        if fence is not None:
+            self.blocks.append((start, tag, '\n'.join(body), None))
+            self.unclosed = start
+        else:
+            self.unclosed = None
+
+    def not_run_reason(self, fence_line):
+        """The reason of a `<!-- not run: ... -->` comment on the nearest non-blank line above."""
+        number = fence_line - 2
+        while number >= 0 and not self.lines[number].strip():
+            number -= 1
+        match = NOT_RUN.search(self.lines[number]) if number >= 0 else None
+        return match.group(1) if match else None
+
+    def anchors(self):
+        seen, result = {}, set()
+        for _, line in self.prose:
+            heading = re.match(r'^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$', line)
+            if heading:
+                slug = github_slug(heading.group(1))
+                count = seen.get(slug, 0)
+                seen[slug] = count + 1
+                result.add(slug if count == 0 else f'{slug}-{count}')
+            for explicit in re.finditer(r'<a\s+(?:name|id)="([^"]+)"', line):
+                result.add(explicit.group(1))
+        return result
+
+    def links(self):
+        """(line number, target) of every inline link or image, outside code spans."""
+        for number, line in self.prose:
+            text = re.sub(r'`+[^`]*`+', '', line)
+            for match in re.finditer(r'!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)', text):
+                yield number, match.group(1)
+            for match in re.finditer(r'^\s*\[[^\]]+\]:\s*(\S+)', text):
+                yield number, match.group(1)
+
+
+def github_slug(heading):
+    text = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', heading)    # a link's text stays
+    text = re.sub(r'<[^>]+>', '', text)                           # tags go
+    text = text.replace('`', '').replace('*', '')
+    text = text.strip().lower()
+    text = re.sub(r'[^\w\- ]', '', text)                          # letters, digits, _, -, space stay
+    return text.replace(' ', '-')
+
+
+def check_links(all_pages):
+    errors, cache, graph = [], {}, {}
+
+    def page(path):
+        if path not in cache:
+            cache[path] = Page(path)
+        return cache[path]
+
+    for path in all_pages:
+        current = page(path)
+        graph[path] = set()
+        if current.unclosed:
+            errors.append(f'{rel(path)}:{current.unclosed}: code fence never closed')
+        for number, line in enumerate(current.lines, 1):
+            for name in OUTSIDE_DOCUMENTS:
+                if name in line:
+                    errors.append(f'{rel(path)}:{number}: names {name!r}, a document outside the repository')
+        for number, target in current.links():
+            if re.match(r'^[a-z][a-z0-9+.-]*:', target, re.I):
+                continue   # http:, https:, mailto: are not checked (no network here)
+            target_path, _, anchor = target.partition('#')
+            target_path = urllib.parse.unquote(target_path)
+            resolved = path if not target_path else os.path.realpath(
+                os.path.join(os.path.dirname(path), target_path))
+            where = f'{rel(path)}:{number}'
+            if not (resolved == ROOT or resolved.startswith(ROOT + os.sep)):
+                errors.append(f'{where}: link {target!r} leaves the repository')
+                continue
+            if not os.path.exists(resolved):
+                errors.append(f'{where}: link {target!r}: no such file {rel(resolved)}')
+                continue
+            if resolved.endswith('.md') and os.path.isfile(resolved):
+                graph[path].add(resolved)
+                if resolved not in graph and resolved not in all_pages:
+                    all_pages.append(resolved)   # a linked page's own links are checked too
+            if anchor:
+                if not resolved.endswith('.md'):
+                    errors.append(f'{where}: link {target!r}: anchor into a file that is not markdown')
+                elif urllib.parse.unquote(anchor) not in page(resolved).anchors():
+                    errors.append(f'{where}: link {target!r}: no heading #{anchor} in {rel(resolved)}')
+    reached, todo = set(), [os.path.join(ROOT, 'README.md')]
+    while todo:
+        current = todo.pop()
+        if current not in reached:
+            reached.add(current)
+            todo += graph.get(current, ())
+    for path in all_pages:
+        if rel(path).startswith('docs' + os.sep) and path not in reached:
+            errors.append(f'{rel(path)}:1: not reachable by links from README.md')
+    return errors
+
+
+def scratch_tree(base):
+    """A directory whose entries link to the repository's top level (new files land in it)."""
+    tree = os.path.join(base, 'repo')
+    os.makedirs(tree)
+    for entry in os.listdir(ROOT):
+        if entry not in ('.git', '.run', 'target'):
+            os.symlink(os.path.join(ROOT, entry), os.path.join(tree, entry))
+    return tree
+
+
+def run_block(body, cwd, env):
+    """Runs one block in a session of its own; whatever it leaves running is killed when it ends."""
+    process = subprocess.Popen(['bash', '-e', '-o', 'pipefail', '-c', body], cwd=cwd, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=BLOCK_TIMEOUT_S)
+        status = process.returncode
+    except subprocess.TimeoutExpired:
+        status, output = f'timeout after {BLOCK_TIMEOUT_S} s', None
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if output is None:
+        try:
+            output, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            output = '(no output: a process that left the block\'s session still holds its output open)'
+    return status, output or ''
+
+
+def run_blocks(all_pages):
+    errors, ran, skipped = [], 0, 0
+    for path in all_pages:
+        current = Page(path)
+        scratch = None
+        for start, tag, body, reason in current.blocks:
+            where = f'{rel(path)}:{start}'
+            if tag in SHELL_LOOKALIKES:
+                errors.append(f'{where}: block tagged `{tag}`: tag it `sh` (run here) or `console` (not run)')
+                continue
+            if tag != RUN_TAG:
+                continue
+            if reason is not None:
+                skipped += 1
+                print(f'check-docs: {where}: not run: {reason}')
+                continue
+            if scratch is None:
+                scratch = tempfile.mkdtemp(prefix='check-docs-')
+                tree = scratch_tree(scratch)
+            env = dict(os.environ, LATCHKEY_URI='file://' + os.path.join(scratch, 'locks'))
+            began = time.monotonic()
+            status, output = run_block(body, tree, env)
+            ran += 1
+            if status != 0:
+                tail = '\n'.join('    ' + line for line in output.strip().split('\n')[-15:])
+                errors.append(f'{where}: sh block failed (exit {status}):\n{tail}')
+            else:
+                print(f'check-docs: {where}: ran ({time.monotonic() - began:.1f} s)')
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return errors, ran, skipped
+
+
+def main():
+    links_only = '--links-only' in sys.argv[1:]
+    all_pages = pages()
+    errors = check_links(all_pages)
+    ran = skipped = 0
+    if not links_only:
+        block_errors, ran, skipped = run_blocks(all_pages)
+        errors += block_errors
+    for error in errors:
+        print(f'check-docs: {error}', file=sys.stderr)
+    print(f'check-docs: {len(all_pages)} pages, {ran} sh blocks ran, {skipped} marked not run, '
+          f'{len(errors)} problems')
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
