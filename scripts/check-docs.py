@@ -180,26 +180,31 @@ def scratch_tree(base):
     return tree
 
 
+FAILED_LINE = re.compile(r'^check-docs-failed-line (\d+)$', re.M)
+
+
 def run_block(body, cwd, env):
-    """Runs one block in a session of its own; whatever it leaves running is killed when it ends."""
-    process = subprocess.Popen(['bash', '-e', '-o', 'pipefail', '-c', body], cwd=cwd, env=env,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=BLOCK_TIMEOUT_S)
-        status = process.returncode
-    except subprocess.TimeoutExpired:
-        status, output = f'timeout after {BLOCK_TIMEOUT_S} s', None
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if output is None:
+    """Runs one block in a session of its own; whatever it leaves running is killed when it ends.
+    Returns (status, output, line of the block that failed, 1-based, or None)."""
+    # line 1 is the trap, so the block's line k is bash's line k + 1
+    script = "trap 'echo check-docs-failed-line $((LINENO - 1)) >&2' ERR\n" + body
+    with tempfile.TemporaryFile(mode='w+') as log:   # a file, not a pipe: background jobs cannot hold it up
+        process = subprocess.Popen(['bash', '-e', '-o', 'pipefail', '-c', script], cwd=cwd, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   text=True, start_new_session=True)
         try:
-            output, _ = process.communicate(timeout=10)
+            status = process.wait(timeout=BLOCK_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            output = '(no output: a process that left the block\'s session still holds its output open)'
-    return status, output or ''
+            status = f'timeout after {BLOCK_TIMEOUT_S} s'
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        log.seek(0)
+        output = log.read()
+    failed = FAILED_LINE.search(output)
+    return status, FAILED_LINE.sub('', output), int(failed.group(1)) if failed else None
 
 
 def run_blocks(all_pages):
@@ -223,11 +228,12 @@ def run_blocks(all_pages):
                 tree = scratch_tree(scratch)
             env = dict(os.environ, LATCHKEY_URI='file://' + os.path.join(scratch, 'locks'))
             began = time.monotonic()
-            status, output = run_block(body, tree, env)
+            status, output, failed_line = run_block(body, tree, env)
             ran += 1
             if status != 0:
                 tail = '\n'.join('    ' + line for line in output.strip().split('\n')[-15:])
-                errors.append(f'{where}: sh block failed (exit {status}):\n{tail}')
+                line = f' at {rel(path)}:{start + failed_line}' if failed_line else ''
+                errors.append(f'{where}: sh block failed (exit {status}){line}:\n{tail}')
             else:
                 print(f'check-docs: {where}: ran ({time.monotonic() - began:.1f} s)')
         if scratch:
