@@ -100,13 +100,15 @@ class Page:
         return result
 
     def links(self):
-        """(line number, target) of every inline link or image, outside code spans."""
-        for number, line in self.prose:
-            text = re.sub(r'`+[^`]*`+', '', line)
-            for match in re.finditer(r'!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)', text):
-                yield number, match.group(1)
-            for match in re.finditer(r'^\s*\[[^\]]+\]:\s*(\S+)', text):
-                yield number, match.group(1)
+        """(line number, target) of every inline link or image outside code, also one whose text runs
+        over a line break, and of every reference definition."""
+        text = '\n'.join(line for _, line in self.prose)
+        text = re.sub(r'`+[^`]*`+', lambda span: re.sub(r'[^\n]', ' ', span.group(0)), text)  # keep offsets
+        line_of = lambda offset: self.prose[text.count('\n', 0, offset)][0]
+        for match in re.finditer(r'!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)', text):
+            yield line_of(match.start(1)), match.group(1)
+        for match in re.finditer(r'^\s*\[[^\]]+\]:\s*(\S+)', text, re.M):
+            yield line_of(match.start(1)), match.group(1)
 
 
 def github_slug(heading):
@@ -120,6 +122,7 @@ def github_slug(heading):
 
 def check_links(all_pages):
     errors, cache, graph = [], {}, {}
+    checked = 0
 
     def page(path):
         if path not in cache:
@@ -138,6 +141,7 @@ def check_links(all_pages):
         for number, target in current.links():
             if re.match(r'^[a-z][a-z0-9+.-]*:', target, re.I):
                 continue   # http:, https:, mailto: are not checked (no network here)
+            checked += 1
             target_path, _, anchor = target.partition('#')
             target_path = urllib.parse.unquote(target_path)
             resolved = path if not target_path else os.path.realpath(
@@ -167,7 +171,7 @@ def check_links(all_pages):
     for path in all_pages:
         if rel(path).startswith('docs' + os.sep) and path not in reached:
             errors.append(f'{rel(path)}:1: not reachable by links from README.md')
-    return errors
+    return errors, checked
 
 
 def scratch_tree(base):
@@ -244,14 +248,14 @@ def run_blocks(all_pages):
 def main():
     links_only = '--links-only' in sys.argv[1:]
     all_pages = pages()
-    errors = check_links(all_pages)
+    errors, links = check_links(all_pages)
     ran = skipped = 0
     if not links_only:
         block_errors, ran, skipped = run_blocks(all_pages)
         errors += block_errors
     for error in errors:
         print(f'check-docs: {error}', file=sys.stderr)
-    print(f'check-docs: {len(all_pages)} pages, {ran} sh blocks ran, {skipped} marked not run, '
+    print(f'check-docs: {len(all_pages)} pages, {links} relative links, {ran} sh blocks ran, {skipped} marked not run, '
           f'{len(errors)} problems')
     return 1 if errors else 0
 
