@@ -1,0 +1,52 @@
+package dev.latchkey.spring;
+
+import dev.latchkey.Latchkey;
+import dev.latchkey.LockManager;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.integration.support.locks.LockRegistry;
+
+/**
+ * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
+ * closes, which stops its heartbeats; held leases then end by release or TTL), the
+ * {@link LatchkeyLocked @LatchkeyLocked} interceptor, and — where Spring Integration is on the class
+ * path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours.
+ */
+@AutoConfiguration
+@ConditionalOnProperty(prefix = "latchkey", name = "uri")
+@EnableConfigurationProperties(LatchkeyProperties.class)
+public class LatchkeyAutoConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public LockManager latchkeyLockManager(LatchkeyProperties properties) {
+        properties.leaseOptions(); // a bad ttl, heartbeat or owner fails here, at start-up
+        return Latchkey.open(properties.getUri());
+    }
+
+    /**
+     * Static, as a post-processor must be: it is created before other beans, so it looks the
+     * manager and properties up only when an annotated method first runs.
+     */
+    @Bean
+    public static LatchkeyLockedBeanPostProcessor latchkeyLockedBeanPostProcessor(
+            ObjectProvider<LockManager> locks, ObjectProvider<LatchkeyProperties> properties) {
+        return new LatchkeyLockedBeanPostProcessor(locks::getObject, properties::getObject);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(LockRegistry.class)
+    static class LockRegistryConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        LatchkeyLockRegistry latchkeyLockRegistry(LockManager locks, LatchkeyProperties properties) {
+            return new LatchkeyLockRegistry(locks, properties.leaseOptions());
+        }
+    }
+}
