@@ -88,6 +88,7 @@ class LockedJobApp {
                 new CountDownLatch(1).await(2, TimeUnit.MINUTES); // nothing counts it down: only an interrupt ends it early
             } catch (InterruptedException e) {
                 runs.interrupted.countDown();
+                Thread.currentThread().interrupt(); // as a well-behaved method does: the run must not leave it set
             }
         }
     }
