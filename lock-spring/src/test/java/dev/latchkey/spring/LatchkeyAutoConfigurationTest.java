@@ -3,9 +3,13 @@ package dev.latchkey.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockManager;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -113,6 +117,59 @@ class LatchkeyAutoConfigurationTest {
             assertThat(job.runs()).isEqualTo(2);
             assertThat(LatchkeyLockedRun.currentLease()).as("no lease outside a run").isEmpty();
         });
+    }
+
+    @Test
+    void aCallWhoseLeaseIsBrokenThrowsLeaseLostAndClearsTheInterrupt() {
+        runner.withPropertyValues(uri(), "latchkey.ttl=3s").withUserConfiguration(BlockingJob.Config.class).run(c -> {
+            BlockingJob job = c.getBean(BlockingJob.class);
+            LockManager locks = c.getBean(LockManager.class);
+            Thread breaker = new Thread(() -> {
+                try {
+                    job.blocking().await();
+                    locks.forceRelease("blocking-job");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            breaker.start();
+            assertThatThrownBy(job::run)
+                    .isInstanceOf(LeaseLostException.class)
+                    .satisfies(e -> assertThat(((LeaseLostException) e).reason()).isEqualTo(LeaseLostException.Reason.BROKEN))
+                    .satisfies(e -> assertThat(e.getSuppressed()).singleElement(InstanceOfAssertFactories.THROWABLE)
+                            .isInstanceOf(IllegalStateException.class).hasMessage("stopped: interrupted"));
+            assertThat(Thread.currentThread().isInterrupted()).as("the caller's thread is not left interrupted").isFalse();
+            breaker.join();
+        });
+    }
+
+    /** Blocks until interrupted; then, as a well-behaved method does, keeps the interrupt and gives up. */
+    static class BlockingJob {
+        private final CountDownLatch blocking = new CountDownLatch(1);
+
+        /** A method, not the field: the bean is a class-based proxy. */
+        public CountDownLatch blocking() {
+            return blocking;
+        }
+
+        @LatchkeyLocked(key = "blocking-job")
+        public void run() {
+            blocking.countDown();
+            try {
+                new CountDownLatch(1).await(2, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("stopped: interrupted", e);
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class Config {
+            @Bean
+            BlockingJob blockingJob() {
+                return new BlockingJob();
+            }
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

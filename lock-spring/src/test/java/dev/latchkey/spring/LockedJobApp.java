@@ -36,7 +36,6 @@ class LockedJobApp {
         final AtomicBoolean blockNextRun = new AtomicBoolean();
         final CountDownLatch blocking = new CountDownLatch(1);
         final CountDownLatch interrupted = new CountDownLatch(1);
-        final AtomicBoolean enteredInterrupted = new AtomicBoolean();
         volatile Lease lastLease;
     }
 
@@ -79,7 +78,6 @@ class LockedJobApp {
         @Scheduled(fixedDelay = 20)
         @LatchkeyLocked(key = KEY)
         public void run() {
-            if (Thread.currentThread().isInterrupted()) runs.enteredInterrupted.set(true);
             runs.lastLease = LatchkeyLockedRun.currentLease().orElse(null);
             runs.bodies.incrementAndGet();
             if (!runs.blockNextRun.getAndSet(false)) return;
