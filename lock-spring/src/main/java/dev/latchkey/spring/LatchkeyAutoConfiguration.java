@@ -2,6 +2,7 @@ package dev.latchkey.spring;
 
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,18 +17,23 @@ import org.springframework.integration.support.locks.LockRegistry;
  * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
  * closes, which stops its heartbeats; held leases then end by release or TTL), the
  * {@link LatchkeyLocked @LatchkeyLocked} interceptor, and — where Spring Integration is on the class
- * path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours.
+ * path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
+ * its own {@link LockContext} bean is the one the manager is opened with.
  */
 @AutoConfiguration
 @ConditionalOnProperty(prefix = "latchkey", name = "uri")
 @EnableConfigurationProperties(LatchkeyProperties.class)
 public class LatchkeyAutoConfiguration {
 
+    /**
+     * Opened with the application's {@link LockContext} bean where there is one (this is where a
+     * context carrying listeners, e.g. metrics, reaches the manager), else {@link LockContext#defaults()}.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public LockManager latchkeyLockManager(LatchkeyProperties properties) {
+    public LockManager latchkeyLockManager(LatchkeyProperties properties, ObjectProvider<LockContext> context) {
         properties.leaseOptions(); // a bad ttl, heartbeat or owner fails here, at start-up
-        return Latchkey.open(properties.getUri());
+        return Latchkey.open(properties.getUri(), context.getIfAvailable(LockContext::defaults));
     }
 
     /**

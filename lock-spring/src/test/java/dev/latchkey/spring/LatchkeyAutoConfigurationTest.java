@@ -3,10 +3,14 @@ package dev.latchkey.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.TimeSource;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -85,6 +89,17 @@ class LatchkeyAutoConfigurationTest {
     void anApplicationsOwnManagerWins() {
         runner.withPropertyValues(uri()).withUserConfiguration(OwnManager.class)
                 .run(c -> assertThat(c.getBean(LockManager.class).description()).startsWith("mem"));
+    }
+
+    @Test
+    void theManagerIsOpenedWithTheApplicationsLockContext() {
+        runner.withPropertyValues(uri()).withBean(LockContext.class,
+                () -> LockContext.defaults().withTime(TimeSource.wallClockOffsetBy(Duration.ofDays(1)))).run(c -> {
+            try (Lease lease = c.getBean(LockManager.class).acquire("k", Duration.ofSeconds(10))) {
+                assertThat(lease.acquiredAt()).as("labelled by the context's wall clock, a day ahead")
+                        .isAfter(Instant.now().plus(Duration.ofHours(23)));
+            }
+        });
     }
 
     @Test
