@@ -61,12 +61,14 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         RunGuard guard = new RunGuard(Thread.currentThread());
         lease.onLost(guard::lost);
         Throwable failure = null;
-        try (LatchkeyLockedRun.Scope scope = LatchkeyLockedRun.enter(lease)) {
+        Lease outer = LatchkeyLockedRun.enter(lease);
+        try {
             return invocation.proceed();
         } catch (Throwable t) {
             failure = t;
             throw t;
         } finally {
+            LatchkeyLockedRun.restore(outer);
             LeaseLostException lost = guard.finish();
             if (lost == null) lost = release(lease, name);
             if (lost != null) {

@@ -16,17 +16,14 @@ public final class LatchkeyLockedRun {
         return Optional.ofNullable(CURRENT.get());
     }
 
-    /** Makes {@code lease} current until the returned scope closes, then restores the outer one. */
-    static Scope enter(Lease lease) {
+    /** Makes {@code lease} current; returns the outer one, for {@link #restore}. */
+    static Lease enter(Lease lease) {
         Lease outer = CURRENT.get();
         CURRENT.set(lease);
-        return () -> {
-            if (outer == null) CURRENT.remove(); else CURRENT.set(outer);
-        };
+        return outer;
     }
 
-    interface Scope extends AutoCloseable {
-        @Override
-        void close();
+    static void restore(Lease outer) {
+        if (outer == null) CURRENT.remove(); else CURRENT.set(outer);
     }
 }

@@ -63,6 +63,7 @@ abstract class SpringApplicationScenarios {
     }
 
     @Test
+    @SuppressWarnings("try") // the application runs while open; the test watches its scheduler
     void theScheduledMethodIsSkippedWhileAnotherHolderHasTheKey() throws Exception {
         String uri = uri();
         LockedJobApp.Runs runs = new LockedJobApp.Runs();
@@ -80,6 +81,7 @@ abstract class SpringApplicationScenarios {
     }
 
     @Test
+    @SuppressWarnings("try") // the application runs while open; the test watches its scheduler
     void theScheduledMethodIsInterruptedWhenItsLeaseIsBroken() throws Exception {
         String uri = uri();
         LockedJobApp.Runs runs = new LockedJobApp.Runs();
