@@ -15,9 +15,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
- * closes, which stops its heartbeats; held leases then end by release or TTL), the
- * {@link LatchkeyLocked @LatchkeyLocked} interceptor, and — where Spring Integration is on the class
- * path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
+ * closes, which stops its heartbeats; held leases then end by release or TTL) and — where Spring
+ * Integration is on the class path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
  * its own {@link LockContext} bean is the one the manager is opened with.
  */
 @AutoConfiguration
@@ -34,16 +33,6 @@ public class LatchkeyAutoConfiguration {
     public LockManager latchkeyLockManager(LatchkeyProperties properties, ObjectProvider<LockContext> context) {
         properties.leaseOptions(); // a bad ttl, heartbeat or owner fails here, at start-up
         return Latchkey.open(properties.getUri(), context.getIfAvailable(LockContext::defaults));
-    }
-
-    /**
-     * Static, as a post-processor must be: it is created before other beans, so it looks the
-     * manager and properties up only when an annotated method first runs.
-     */
-    @Bean
-    public static LatchkeyLockedBeanPostProcessor latchkeyLockedBeanPostProcessor(
-            ObjectProvider<LockManager> locks, ObjectProvider<LatchkeyProperties> properties) {
-        return new LatchkeyLockedBeanPostProcessor(locks::getObject, properties::getObject);
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -28,7 +28,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 /** What the auto-configuration contributes, and when, in a real (non-web) application context. */
 class LatchkeyAutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyLockedAutoConfiguration.class,
+                    LatchkeyHealthAutoConfiguration.class));
     @TempDir
     Path dir;
 
@@ -112,6 +113,9 @@ class LatchkeyAutoConfigurationTest {
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("must return void"));
         runner.withPropertyValues(uri()).withUserConfiguration(BadTtlJob.class)
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("soon"));
+        runner.withUserConfiguration(CountingJob.Config.class)
+                .run(c -> assertThat(c).getFailure().isInstanceOf(IllegalStateException.class).hasMessageContaining("CountingJob.run")
+                        .hasMessageContaining("set latchkey.uri"));
     }
 
     @Test
