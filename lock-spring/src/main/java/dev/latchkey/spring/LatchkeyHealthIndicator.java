@@ -1,5 +1,6 @@
 package dev.latchkey.spring;
 
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import org.springframework.boot.health.contributor.Health;
@@ -34,7 +35,7 @@ public class LatchkeyHealthIndicator implements HealthIndicator {
                     .build();
         } catch (LockException e) {
             Health.Builder down = Health.down().withDetail("backend", locks.description()).withDetail("error", e.getMessage());
-            if (e instanceof dev.latchkey.LockBackendException backend) down.withDetail("retriable", backend.isRetriable());
+            if (e instanceof LockBackendException backend) down.withDetail("retriable", backend.isRetriable());
             return down.build();
         }
     }

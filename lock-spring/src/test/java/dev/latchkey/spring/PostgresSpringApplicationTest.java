@@ -2,6 +2,7 @@ package dev.latchkey.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,7 +43,7 @@ class PostgresSpringApplicationTest extends SpringApplicationScenarios {
         LockedJobApp.Runs runs = new LockedJobApp.Runs();
         try (ConfigurableApplicationContext app = start(uri, runs)) {
             assertThat(health(app).getStatus()).isEqualTo(Status.UP);
-            String password = dev.latchkey.spi.LockUri.parse(uri).password().orElseThrow();
+            String password = LockUri.parse(uri).password().orElseThrow();
 
             ExternalServer.script("postgres", "pause", dir.toString());
             try {
