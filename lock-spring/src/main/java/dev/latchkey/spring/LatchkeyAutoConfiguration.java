@@ -1,0 +1,47 @@
+package dev.latchkey.spring;
+
+import dev.latchkey.Latchkey;
+import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.integration.support.locks.LockRegistry;
+
+/**
+ * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
+ * closes, which stops its heartbeats; held leases then end by release or TTL) and — where Spring
+ * Integration is on the class path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
+ * its own {@link LockContext} bean is the one the manager is opened with.
+ */
+@AutoConfiguration
+@ConditionalOnProperty(prefix = "latchkey", name = "uri")
+@EnableConfigurationProperties(LatchkeyProperties.class)
+public class LatchkeyAutoConfiguration {
+
+    /**
+     * Opened with the application's {@link LockContext} bean where there is one (this is where a
+     * context carrying listeners, e.g. metrics, reaches the manager), else {@link LockContext#defaults()}.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public LockManager latchkeyLockManager(LatchkeyProperties properties, ObjectProvider<LockContext> context) {
+        properties.leaseOptions(); // a bad ttl, heartbeat or owner fails here, at start-up
+        return Latchkey.open(properties.getUri(), context.getIfAvailable(LockContext::defaults));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(LockRegistry.class)
+    static class LockRegistryConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        LatchkeyLockRegistry latchkeyLockRegistry(LockManager locks, LatchkeyProperties properties) {
+            return new LatchkeyLockRegistry(locks, properties.leaseOptions());
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package dev.latchkey.spring;
+
+import dev.latchkey.LockManager;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code latchkey} health indicator, where Spring Boot's health support (Actuator) is on the
+ * class path and a {@link LockManager} bean exists; {@code management.health.latchkey.enabled=false}
+ * turns it off.
+ */
+@AutoConfiguration(after = LatchkeyAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(LockManager.class)
+@ConditionalOnEnabledHealthIndicator("latchkey")
+public class LatchkeyHealthAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "latchkeyHealthIndicator")
+    public LatchkeyHealthIndicator latchkeyHealthIndicator(LockManager locks) {
+        return new LatchkeyHealthIndicator(locks);
+    }
+}

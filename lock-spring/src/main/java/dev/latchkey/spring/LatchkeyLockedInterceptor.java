@@ -1,0 +1,123 @@
+package dev.latchkey.spring;
+
+import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
+import dev.latchkey.LockManager;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * Runs a {@link LatchkeyLocked @LatchkeyLocked} method under its lease, skips it while another
+ * holder has the key, and interrupts it if the lease is lost mid-run; the annotation's Javadoc states
+ * exactly what the method and its caller see.
+ */
+final class LatchkeyLockedInterceptor implements MethodInterceptor {
+    private static final Log log = LogFactory.getLog(LatchkeyLockedInterceptor.class);
+
+    private final Supplier<LockManager> locks;
+    private final Supplier<LatchkeyProperties> properties;
+
+    LatchkeyLockedInterceptor(Supplier<LockManager> locks, Supplier<LatchkeyProperties> properties) {
+        this.locks = locks;
+        this.properties = properties;
+    }
+
+    /** The annotation's TTL; null = {@code latchkey.ttl}. */
+    static Duration ttl(LatchkeyLocked spec) {
+        return spec.ttl().isBlank() ? null : DurationStyle.detectAndParse(spec.ttl());
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Method method = invocation.getThis() == null ? invocation.getMethod()
+                : AopUtils.getMostSpecificMethod(invocation.getMethod(), invocation.getThis().getClass());
+        LatchkeyLocked spec = AnnotatedElementUtils.findMergedAnnotation(method, LatchkeyLocked.class);
+        if (spec == null) return invocation.proceed();
+        String name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
+        Duration ttl = ttl(spec);
+        LeaseOptions options = (ttl == null ? properties.get().leaseOptions() : properties.get().leaseOptions(ttl))
+                .withMetadata(Map.of("method", name));
+        Optional<Lease> taken = locks.get().tryAcquire(spec.key(), options);
+        if (taken.isEmpty()) {
+            log.debug("skipped " + name + ": '" + spec.key() + "' is held elsewhere");
+            return null;
+        }
+        return runHolding(taken.get(), name, invocation);
+    }
+
+    private static Object runHolding(Lease lease, String name, MethodInvocation invocation) throws Throwable {
+        RunGuard guard = new RunGuard(Thread.currentThread());
+        lease.onLost(guard::lost);
+        Throwable failure = null;
+        Lease outer = LatchkeyLockedRun.enter(lease);
+        try {
+            return invocation.proceed();
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
+        } finally {
+            LatchkeyLockedRun.restore(outer);
+            LeaseLostException lost = guard.finish();
+            if (lost == null) lost = release(lease, name);
+            if (lost != null) {
+                LeaseLostException reported = new LeaseLostException(lost.reason(), "the lease on '" + lease.key()
+                        + "' was lost while " + name + " ran: " + lost.getMessage()
+                        + "; its work may have overlapped with the next holder's", lost);
+                if (failure != null) reported.addSuppressed(failure);
+                throw reported;
+            }
+        }
+    }
+
+    /** Releases after a run; a loss it reveals is returned, an unconfirmed release only logged. */
+    private static LeaseLostException release(Lease lease, String name) {
+        try {
+            lease.release();
+            return null;
+        } catch (LeaseLostException e) {
+            return e;
+        } catch (LockBackendException e) {
+            log.warn("release of '" + lease.key() + "' after " + name + " was not confirmed (it frees by its TTL): " + e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * Interrupts the running thread when the lease is lost, only while the run lasts: a loss reported
+     * after {@link #finish()} must not interrupt whatever the thread runs next.
+     */
+    private static final class RunGuard {
+        private final Thread runner;
+        private boolean running = true;
+        private LeaseLostException lost;
+
+        RunGuard(Thread runner) {
+            this.runner = runner;
+        }
+
+        synchronized void lost(LeaseLostException e) {
+            if (!running) return;
+            lost = e;
+            runner.interrupt();
+        }
+
+        /** Ends the run; clears the interrupt this guard caused. Returns the loss, if any. */
+        synchronized LeaseLostException finish() {
+            running = false;
+            if (lost != null) Thread.interrupted();
+            return lost;
+        }
+    }
+}
