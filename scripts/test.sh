@@ -9,3 +9,4 @@ bash scripts/install.sh
 # the protocol models first: a minute or three, and a broken protocol fails before the long suite
 bash scripts/model-check.sh
 mvn -B -ntp verify "$@"
+bash scripts/recipes.sh  # the recipes of docs/pipeline-runners.md, each tested against the real servers
