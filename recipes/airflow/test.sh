@@ -14,7 +14,7 @@ export LATCHKEY_URI="$RECIPES_PG_URI"
 
 hold deployment-a
 STANDIN_NAME=deployment-a start_bg deployment-a bash -c "$cmd"
-await_event "start deployment-a"
+await_start deployment-a
 STANDIN_NAME=deployment-b run_fg deployment-b bash -c "$cmd" >/dev/null
 expect_status deployment-b "$skip"
 expect_one_line deployment-b "^latchkey: lock 'nightly-export' is busy: held by .* \(token [0-9]+\)$"

@@ -9,11 +9,11 @@ job=$(python3 "$repo/recipes/lib/extract.py" gitlab-script "$recipe_dir/gitlab-c
 export LATCHKEY_URI="$RECIPES_PG_URI"
 mkdir -p "$work/checkout" && cd "$work/checkout"
 ln -s "$repo/recipes/lib/standin-job" deploy.sh
-waiting() { [ "$(psql "$RECIPES_PG_URI" -X -At -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")" -gt 0 ]; }
+waiting() { never_started gitlab; [ "$(psql "$RECIPES_PG_URI" -X -At -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")" -gt 0 ]; }
 
 hold github
 STANDIN_NAME=github GITHUB_SHA=c0ffee1 start_bg github bash -e -c "$step"
-await_event "start github"
+await_start github
 STANDIN_NAME=gitlab CI_COMMIT_SHA=c0ffee2 start_bg gitlab sh -e -c "$job"
 await "the GitLab deploy to wait for the lock in PostgreSQL" waiting
 never_started gitlab

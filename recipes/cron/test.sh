@@ -12,7 +12,7 @@ ln -s "$repo/recipes/lib/standin-job" "$HOME/jobs/export"
 
 hold first
 STANDIN_NAME=first start_bg first sh -c "$cmd"
-await_event "start first"
+await_start first
 STANDIN_NAME=second run_fg second sh -c "$cmd" >/dev/null
 expect_status second 0
 never_started second

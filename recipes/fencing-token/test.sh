@@ -17,7 +17,7 @@ stored() { psql "$STATE_DB" -X -At -c "SELECT fence || ' ' || (state->>'run') ||
 
 hold late
 STANDIN_NAME=late start_bg late latchkey run --uri "$lock" --key "$id" --ttl 5m -- sh -c "$job" "$id"
-await_event "start late"
+await_start late
 late_token=$(job_env late LATCHKEY_TOKEN)
 STANDIN_NAME=taker run_fg taker latchkey run --uri "$lock" --key "$id" --force -- sh -c "$job" "$id" >/dev/null
 expect_status taker 0

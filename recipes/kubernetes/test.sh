@@ -12,7 +12,7 @@ export LATCHKEY_URI="$RECIPES_S3_URI"
 
 hold cluster-a
 STANDIN_NAME=cluster-a start_bg cluster-a "${cmd[@]}"
-await_event "start cluster-a"
+await_start cluster-a
 STANDIN_NAME=cluster-b run_fg cluster-b "${cmd[@]}" >/dev/null
 expect_status cluster-b 0
 expect_one_line cluster-b "^latchkey: lock 'nightly-export' is busy: held by .* \(token [0-9]+\)$"

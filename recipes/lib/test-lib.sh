@@ -35,7 +35,16 @@ await() {
   done
 }
 has_event() { grep -qx "$1" "$RECIPE_EVENTS"; }
-await_event() { await "event '$1'" has_event "$1"; }
+# await_start NAME: until the background run NAME (see start_bg) has started its stand-in job of
+# the same name; fails at once, with the run's stderr, if the run exits first
+await_start() {
+  local deadline=$((SECONDS + AWAIT_SECONDS))
+  until has_event "start $1"; do
+    [ ! -s "$work/$1.rc" ] || fail "run '$1' exited $(cat "$work/$1.rc") before its job started: $(cat "$work/$1.err")"
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out after ${AWAIT_SECONDS}s waiting for run '$1' to start its job"
+    sleep 0.05
+  done
+}
 
 # start_bg ID CMD…: runs CMD in the background; its stdout, stderr and status go to $work/ID.{out,err,rc}
 start_bg() {

@@ -17,7 +17,7 @@ held_lease() { latchkey status --uri "s3://$STATE_BUCKET/locks$S3_LOCK_PARAMS" -
 
 hold first
 STANDIN_NAME=first start_bg first sh "$recipe_dir/run.sh"
-await_event "start first"
+await_start first
 [ "$(job_env first LATCHKEY_KEY)" = "$STATE_ID" ] || fail "LATCHKEY_KEY is not the state ID"
 first_token=$(job_env first LATCHKEY_TOKEN)
 [ "$first_token" -gt 0 ] || fail "S3 hands out fencing tokens, got '$first_token'"
@@ -43,7 +43,7 @@ has_event "end beside" || fail "the bypassing run did not run"
 # our --force: breaks the first run's lease and takes over, with a higher token
 hold taker
 STANDIN_NAME=taker start_bg taker sh "$recipe_dir/take-over.sh"
-await_event "start taker"
+await_start taker
 taker_token=$(job_env taker LATCHKEY_TOKEN)
 [ "$taker_token" -gt "$first_token" ] || fail "the take-over's token $taker_token is not above $first_token"
 grep -Eq "^latchkey: broke the lock '$STATE_ID' held by " "$work/taker.err" || fail "no 'broke the lock' line: $(cat "$work/taker.err")"

@@ -8,7 +8,7 @@ export OLD_LOCK_URI="$RECIPES_PG_URI" NEW_LOCK_URI="$RECIPES_S3_URI" STATE_ID="d
 
 hold both
 STANDIN_NAME=both start_bg both sh "$recipe_dir/both-locks.sh"
-await_event "start both"
+await_start both
 case "$(job_env both LATCHKEY_BACKEND)" in s3://*) ;; *) fail "the job must see the inner (new) lock: $(cat "$RECIPE_EVENTS.both.env")";; esac
 STANDIN_NAME=old-only run_fg old-only latchkey run --uri "$OLD_LOCK_URI" --key "$STATE_ID" -- meltano run tap-x target-y >/dev/null
 expect_status old-only 75
