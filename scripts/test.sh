@@ -9,4 +9,5 @@ bash scripts/install.sh
 # the protocol models first: a minute or three, and a broken protocol fails before the long suite
 bash scripts/model-check.sh
 mvn -B -ntp verify "$@"
+bash scripts/recipes.sh  # the recipes of docs/pipeline-runners.md, each tested against the real servers
 bash scripts/check-docs.sh  # links, anchors and the sh blocks of README.md and docs/ (about half a minute)
