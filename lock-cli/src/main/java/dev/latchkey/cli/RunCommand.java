@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -214,14 +215,15 @@ final class RunCommand implements Callable<Integer> {
         err.println("latchkey: WARNING: --bypass-lock: running CMD without taking the lock '" + key
                 + "'; it may run beside whoever holds it");
         err.flush();
-        AtomicReference<ChildProcess> child = new AtomicReference<>();
+        CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         Thread hook = stopOnSignal(child, graceOnSignalOnly(), () -> {});
         try {
-            child.set(ChildProcess.start(command, JobEnvironment::clear));
-            return child.get().waitFor();
+            child.complete(ChildProcess.start(command, JobEnvironment::clear));
+            return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
         } finally {
+            child.complete(null); // no-op once started; lets a signal's hook go on after a failed start
             unhook(hook);
         }
     }
@@ -289,28 +291,36 @@ final class RunCommand implements Callable<Integer> {
 
     private int runHolding(Lease lease, String backend, Duration grace, PrintWriter err) throws InterruptedException {
         AtomicBoolean released = new AtomicBoolean();
-        AtomicReference<ChildProcess> child = new AtomicReference<>();
+        // completed as soon as CMD has started (or failed to): a signal's hook waits for it, so a
+        // signal that comes while CMD is starting still stops CMD
+        CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
         Thread hook = stopOnSignal(child, grace, () -> releaseQuietly(lease, released));
         int status;
         AtomicReference<LeaseLostException> lost = new AtomicReference<>();
         AtomicBoolean warned = new AtomicBoolean();
+        // a loss found only by the release at the end came after CMD ended on its own: nothing was terminated
+        AtomicBoolean cmdEnded = new AtomicBoolean();
         try {
             try {
-                child.set(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env)));
+                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env)));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
+            } finally {
+                child.complete(null); // no-op once started; lets a signal's hook go on after a failed start
             }
             lease.onLost(e -> {
                 lost.compareAndSet(null, e);
+                if (cmdEnded.get()) return; // nothing left to stop or warn about here: the end of the run reports it
                 if (onLost == OnLost.kill) {
-                    child.get().terminate(grace);
+                    child.join().terminate(grace);
                 } else {
                     warnIgnored(err, warned, e);
                 }
             });
-            status = child.get().waitFor(); // with a termination under way: once the whole tree is gone
+            status = child.join().waitFor(); // with a termination under way: once the whole tree is gone
+            cmdEnded.set(true);
         } finally {
             unhook(hook);
         }
@@ -319,11 +329,11 @@ final class RunCommand implements Callable<Integer> {
         LeaseLostException e = lost.get();
         if (e == null) return status;
         if (onLost == OnLost.kill) {
-            child.get().awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
-            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (child.get().isTerminating()
+            child.join().awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
+            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (child.join().isTerminating()
                     ? "; CMD was terminated" + (e.reason() == Reason.EXPIRED ? " before anyone else could get the lock"
                             : ", but the next holder may have got the lock before")
-                    : "") + ": " + e.getMessage());
+                    : "; CMD had already ended by itself (status " + status + ")") + ": " + e.getMessage());
             err.flush();
             return ExitCodes.LEASE_LOST;
         }
@@ -360,9 +370,9 @@ final class RunCommand implements Callable<Integer> {
      * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
      * JVM ends. Remove it with {@link #unhook} once CMD has exited.
      */
-    private static Thread stopOnSignal(AtomicReference<ChildProcess> child, Duration grace, Runnable then) {
+    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Duration grace, Runnable then) {
         Thread hook = new Thread(() -> {
-            ChildProcess running = child.get();
+            ChildProcess running = child.join(); // null if CMD could not be started
             try {
                 if (running != null) running.terminate(grace).join();
             } catch (RuntimeException e) {

@@ -174,6 +174,26 @@ class LatchkeyCommandTest {
         }
     }
 
+    /**
+     * The lease is broken while CMD runs, and CMD ends by itself before a heartbeat notices (TTL 60 s:
+     * the first heartbeat is 20 s away): the release at the end finds the loss. Still 76, since CMD may
+     * have run beside the next holder, but nothing was terminated, and the message must not say so.
+     */
+    @Test
+    void lossFoundOnlyAtReleaseSaysCmdEndedByItself(@TempDir Path dir) throws Exception {
+        Path go = dir.resolve("go");
+        CompletableFuture<Result> running = CompletableFuture.supplyAsync(() -> latchkey("run", "--uri", uri,
+                "--key", "k", "--ttl", "60s", "--", "sh", "-c",
+                "while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 5"));
+        while (other.inspect("k").isEmpty()) Thread.sleep(20); // polls for "latchkey holds k"
+        assertThat(other.forceRelease("k")).isTrue();
+        Files.createFile(go);
+        Result r = running.get(45, TimeUnit.SECONDS);
+        assertThat(r.status()).as(r.err()).isEqualTo(76);
+        assertThat(r.errLine()).contains("lost the lock 'k'").contains("CMD had already ended by itself (status 5)")
+                .doesNotContain("terminated");
+    }
+
     @Test
     void onLostIgnoreLetsTheCommandFinish(@TempDir Path dir) throws Exception {
         Path go = dir.resolve("go");
