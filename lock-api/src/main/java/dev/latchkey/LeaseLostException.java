@@ -19,8 +19,8 @@ public class LeaseLostException extends LockException {
          */
         EXPIRED,
         /**
-         * Renewals were tried but none landed (the store failed, was unreachable or too slow) until
-         * the lease's deadline. The lease turned invalid a safety margin before anyone else could get in.
+         * Renewals were tried but none landed (the store failed, was unreachable, or had not answered
+         * a heartbeat's renewal) by the lease's deadline. The lease turned invalid a safety margin before anyone else could get in.
          */
         STORE_UNREACHABLE,
         /** Broken by {@link LockManager#forceRelease}: the next holder may already be in. */

@@ -45,7 +45,8 @@ import java.util.function.Consumer;
  * <p><b>Events.</b> The lease reports its grant, renewals, failed renewals, loss and release to the
  * manager's {@link LockEvents}, which only queues them: a listener never runs on the lease's
  * threads or under its locks. A loss by deadline is {@link Reason#STORE_UNREACHABLE} when a
- * renewal failed since the last one that landed, else {@link Reason#EXPIRED}.
+ * renewal failed since the last one that landed or a heartbeat's was still waiting for the store,
+ * else {@link Reason#EXPIRED}.
  *
  * <p><b>Model.</b> Validity, renewal, release, its background retry and the refusal of a lease
  * invalid on arrival are part of the spin model {@code model/lease-engine.pml} (with the lease
@@ -419,9 +420,10 @@ public abstract class ManagedLease implements Lease {
     private LeaseLostException deadlinePassed() {
         String ttl = "ttl " + options.ttl().toMillis() + "ms";
         String next = "; another holder may take it once the TTL has passed";
-        return renewalFailing
+        // a heartbeat still waiting for the store at the deadline counts as a failed one
+        return renewalFailing || renewing
                 ? new LeaseLostException(Reason.STORE_UNREACHABLE, "lease on '" + key + "' could not be renewed in time: the"
-                        + " store failed or did not answer until the lease's deadline (" + ttl + ")" + next)
+                        + " store failed or had not answered by the lease's deadline (" + ttl + ")" + next)
                 : new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' was not renewed in time (" + ttl + ")" + next);
     }
 

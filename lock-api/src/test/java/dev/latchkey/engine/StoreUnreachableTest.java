@@ -17,21 +17,35 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** A lease whose renewals fail until its deadline is lost as STORE_UNREACHABLE, and the listener hears of each failure first. */
+/** Which deadline loss is which: STORE_UNREACHABLE when renewals failed or hung, EXPIRED when none was tried. */
 class StoreUnreachableTest {
 
-    /** A {@link MemStore} whose writes fail while {@code down} is set, as an unreachable store's do. */
+    /**
+     * A {@link MemStore} whose calls fail while {@code down} is set, as an unreachable store's do,
+     * and hang while {@code hanging} is set, until {@code answer} is counted down.
+     */
     private static final class Outage implements ConditionalStore {
         final ConditionalStore inner = MemStore.named("outage-" + System.nanoTime());
         final AtomicBoolean down = new AtomicBoolean();
+        final AtomicBoolean hanging = new AtomicBoolean();
+        final CountDownLatch answer = new CountDownLatch(1);
 
         private void check() {
             if (down.get()) throw new LockBackendException("store unreachable (test outage)", true);
+            if (hanging.get()) {
+                try {
+                    answer.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new LockBackendException("no answer (test outage)", true);
+            }
         }
 
         @Override public Optional<StoredRecord> read(String name) { check(); return inner.read(name); }
@@ -68,6 +82,35 @@ class StoreUnreachableTest {
             assertThat(cause.reason().ranOutLocally()).isTrue();
             assertThat(lostHeard.get(30, TimeUnit.SECONDS)).as("the listener's loss").isSameAs(cause);
             assertThat(failuresHeard).as("failed renewals the listener heard of before the loss").hasPositiveValue();
+        }
+    }
+
+    @Test
+    void aRenewalStillWaitingForTheStoreAtTheDeadlineEndsTheLeaseAsStoreUnreachable() throws Exception {
+        Outage store = new Outage();
+        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+            Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
+            CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+            lease.onLost(lost::complete);
+            store.hanging.set(true);
+
+            LeaseLostException cause = lost.get(30, TimeUnit.SECONDS);
+            assertThat(cause.reason()).as("reason (%s)", cause.getMessage()).isEqualTo(LeaseLostException.Reason.STORE_UNREACHABLE);
+        } finally {
+            store.answer.countDown();
+        }
+    }
+
+    @Test
+    void aLeaseNobodyRenewedEndsAsExpired() throws Exception {
+        Outage store = new Outage();
+        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+            Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1)).withoutHeartbeat()).orElseThrow();
+            CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+            lease.onLost(lost::complete);
+            store.down.set(true); // no renewal is tried, so the outage is not why the lease ran out
+
+            assertThat(lost.get(30, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.EXPIRED);
         }
     }
 }
