@@ -4,9 +4,9 @@ import java.util.Objects;
 
 /**
  * The lease is no longer ours; {@link #reason()} says why. Work done under it may have overlapped
- * with the next holder's only where the reason says another client got in ({@link Reason#BROKEN},
- * or a server that ended the session early); stop, and do not write results that the lock was meant
- * to protect.
+ * with the next holder's only where the reason says another client may have got in (every reason
+ * but those that {@linkplain Reason#ranOutLocally() ran out locally}, which leave a safety margin
+ * to stop in); stop, and do not write results that the lock was meant to protect.
  */
 public class LeaseLostException extends LockException {
     private static final long serialVersionUID = 1L;
@@ -14,10 +14,15 @@ public class LeaseLostException extends LockException {
     /** Why a lease was lost. */
     public enum Reason {
         /**
-         * Not renewed in time: the store was unreachable or slow past the safety margin, the heartbeat
-         * was off, or the process stalled. The lease turned invalid before anyone else could get in.
+         * Not renewed in time, with no renewal failing: the heartbeat was off, or the process or its
+         * heartbeat stalled. The lease turned invalid a safety margin before anyone else could get in.
          */
         EXPIRED,
+        /**
+         * Renewals were tried but none landed (the store failed, was unreachable, or had not answered
+         * a heartbeat's renewal) by the lease's deadline. The lease turned invalid a safety margin before anyone else could get in.
+         */
+        STORE_UNREACHABLE,
         /** Broken by {@link LockManager#forceRelease}: the next holder may already be in. */
         BROKEN,
         /** The store shows another holder: the lease had run out and someone took over. */
@@ -25,7 +30,17 @@ public class LeaseLostException extends LockException {
         /** The store's session that held the lock ended (a PostgreSQL session terminated, a server restart). */
         SESSION_ENDED,
         /** The store no longer has the lock's record or object (deleted by hand?). */
-        GONE
+        GONE;
+
+        /**
+         * True when the lease ran out on this process's clock ({@link #EXPIRED},
+         * {@link #STORE_UNREACHABLE}): it turned invalid a safety margin (TTL/5) before the store
+         * could let anyone else in, so work stopped within that margin overlapped no one. False when
+         * another client may already hold the lock.
+         */
+        public boolean ranOutLocally() {
+            return this == EXPIRED || this == STORE_UNREACHABLE;
+        }
     }
 
     private final Reason reason;

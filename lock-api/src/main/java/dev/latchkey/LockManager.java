@@ -4,6 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.Lock;
 
 /**
  * Locks of one backend, opened from a URI by {@link Latchkey#open(String)}. Thread-safe; share one
@@ -33,6 +37,53 @@ public interface LockManager extends AutoCloseable {
     }
 
     Lease acquire(String key, Duration maxWait, LeaseOptions options);
+
+    /**
+     * {@link #acquire} on {@code executor}; the future completes with the lease, or with the
+     * exception acquire threw ({@link LockTimeoutException} when the wait ran out). Cancelling the
+     * future does not stop the acquisition; a lease granted after the future was cancelled or
+     * completed otherwise is released at once, so no lease is left held that nobody has.
+     */
+    default CompletableFuture<Lease> acquireAsync(String key, Duration maxWait, LeaseOptions options, Executor executor) {
+        CompletableFuture<Lease> future = new CompletableFuture<>();
+        executor.execute(() -> {
+            try {
+                Lease lease = acquire(key, maxWait, options);
+                if (!future.complete(lease)) lease.release();
+            } catch (RuntimeException | Error e) {
+                future.completeExceptionally(e);
+            }
+        });
+        return future;
+    }
+
+    /**
+     * Runs {@code work} on this thread under a lease of {@code key} (waiting up to {@code maxWait}
+     * for it) and releases it after. If the lease is lost while the work runs, this thread is
+     * interrupted, and the call throws that {@link LeaseLostException}, whose
+     * {@link LeaseLostException#reason()} says why, instead of returning the work's result (what
+     * the work threw is attached as suppressed). Work that blocks (I/O, sleep, wait) sees the
+     * interrupt; a busy loop must check {@link Thread#isInterrupted()}.
+     *
+     * @throws LockTimeoutException the lock was not free within {@code maxWait}; the work did not run
+     */
+    default <T> T callLocked(String key, Duration maxWait, Callable<T> work) throws Exception {
+        return callLocked(key, maxWait, LeaseOptions.defaults(), work);
+    }
+
+    /** {@link #callLocked(String, Duration, Callable)} with these lease options. */
+    default <T> T callLocked(String key, Duration maxWait, LeaseOptions options, Callable<T> work) throws Exception {
+        return LockedCall.call(this, key, maxWait, options, work);
+    }
+
+    /**
+     * A {@link Lock} view of {@code key}: {@code lock()} acquires a lease with {@code options},
+     * {@code unlock()} releases it. Not reentrant, owned by the locking thread, no conditions, and a
+     * lease can be lost while held; see {@link LeaseLock} for where it differs from {@link Lock}.
+     */
+    default LeaseLock asLock(String key, LeaseOptions options) {
+        return new LeaseLock(this, key, options);
+    }
 
     /** The current holder as recorded by the store, if the key is held. */
     Optional<LockInfo> inspect(String key);

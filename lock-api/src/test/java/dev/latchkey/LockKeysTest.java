@@ -43,6 +43,12 @@ class LockKeysTest {
         assertThat(Durations.parse("30s").toSeconds()).isEqualTo(30);
         assertThat(Durations.parse("5m").toMinutes()).isEqualTo(5);
         assertThat(Durations.parse("2").toSeconds()).isEqualTo(2);
+        assertThat(Durations.parse("2d")).isEqualTo(java.time.Duration.ofDays(2));
+        assertThat(Durations.parse("PT30S")).isEqualTo(java.time.Duration.ofSeconds(30));
+        assertThat(Durations.parse("pt0.5s")).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(Durations.parse("P1DT2H")).isEqualTo(java.time.Duration.ofHours(26));
+        assertThatThrownBy(() -> Durations.parse("PT-5S")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
+        assertThatThrownBy(() -> Durations.parse("P1Y")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT30S");
         assertThatThrownBy(() -> Durations.parse("5 minutes")).isInstanceOf(IllegalArgumentException.class);
         assertThat(Durations.format(java.time.Duration.ofMillis(1500))).isEqualTo("1500ms");
     }

@@ -99,6 +99,9 @@ class LockUriTest {
         LockUri u = LockUri.parse("clickhouse://h/db?settle=250ms&stale=5m&retries=3&ssl=true");
         assertThat(u.durationParam("settle", Duration.ZERO)).isEqualTo(Duration.ofMillis(250));
         assertThat(u.durationParam("stale", Duration.ZERO)).isEqualTo(Duration.ofMinutes(5));
+        LockUri iso = LockUri.parse("clickhouse://h/db?settle=PT0.25S&stale=1d");
+        assertThat(iso.durationParam("settle", Duration.ZERO)).as("ISO-8601 in a URI").isEqualTo(Duration.ofMillis(250));
+        assertThat(iso.durationParam("stale", Duration.ZERO)).as("days in a URI").isEqualTo(Duration.ofDays(1));
         assertThat(u.intParam("retries", 0)).isEqualTo(3);
         assertThat(u.booleanParam("ssl", false)).isTrue();
         assertThatThrownBy(() -> u.requireOnly(Set.of("settle", "stale")))

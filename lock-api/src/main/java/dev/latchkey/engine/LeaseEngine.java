@@ -155,7 +155,10 @@ public final class LeaseEngine implements LockManager {
         LockKeys.validate(key);
         check(options);
         ensureOpen();
-        return Optional.ofNullable(attempt(key, options).lease());
+        long called = time.nanoTime();
+        Lease lease = attempt(key, options).lease();
+        if (lease == null) runtime.events().busy(key, called);
+        return Optional.ofNullable(lease);
     }
 
     @Override
@@ -164,13 +167,15 @@ public final class LeaseEngine implements LockManager {
         check(options);
         ensureOpen();
         String name = LockNames.encode(key);
-        long deadline = time.nanoTime() + maxWait.toNanos();
+        long called = time.nanoTime();
+        long deadline = called + maxWait.toNanos();
         long backoff = MIN_BACKOFF_NANOS;
         while (true) {
             Attempt a = attempt(key, options);
             if (a.lease() != null) return a.lease();
             long remaining = deadline - time.nanoTime();
             if (remaining <= 0) {
+                runtime.events().busy(key, called);
                 throw new LockTimeoutException(key, maxWait, a.holder() == null ? null : a.holder().toInfo());
             }
             long pause = Math.min(remaining, backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1));

@@ -7,8 +7,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What the leases of one lock manager share: the clocks they read and the renewer threads their
- * store I/O runs on.
+ * What the leases of one lock manager share: the clocks they read, the renewer threads their
+ * store I/O runs on, and where their events go ({@link LockEvents}).
  *
  * <p><b>Isolation.</b> Every manager has renewers of its own, so a store that hangs delays the
  * renewals of that manager's leases only — never those of another manager or another backend in the
@@ -26,9 +26,11 @@ public final class LeaseRuntime {
 
     private final TimeSource time;
     private final ThreadPoolExecutor renewers;
+    private final LockEvents events;
 
-    private LeaseRuntime(TimeSource time, String label) {
+    private LeaseRuntime(TimeSource time, String label, LockEvents events) {
         this.time = time;
+        this.events = events;
         this.renewers = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 Heartbeats.daemonThreads("latchkey-renewer-" + label));
         this.renewers.allowCoreThreadTimeOut(true);
@@ -37,14 +39,20 @@ public final class LeaseRuntime {
     /**
      * The runtime of one manager.
      *
-     * @param label short name for the renewer threads, e.g. the URI scheme (never a credential)
+     * @param label the URI scheme: names the renewer threads and the scheme of events (never a credential)
      */
     public static LeaseRuntime create(LockContext context, String label) {
-        return new LeaseRuntime(context.time(), Objects.requireNonNull(label, "label"));
+        Objects.requireNonNull(label, "label");
+        return new LeaseRuntime(context.time(), label, new LockEvents(label, context.time(), context.listener().orElse(null)));
     }
 
     public TimeSource time() {
         return time;
+    }
+
+    /** Where this manager's lease events go; a manager reports {@link LockEvents#busy} there. */
+    public LockEvents events() {
+        return events;
     }
 
     /** Runs {@code ioTask} on one of this manager's renewers. */

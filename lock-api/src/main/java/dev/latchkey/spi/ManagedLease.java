@@ -42,6 +42,12 @@ import java.util.function.Consumer;
  * <p>Store operations of one lease (renew, release) are serialised; state changes are atomic, so
  * a renewal that completes after the deadline fired cannot bring the lease back.
  *
+ * <p><b>Events.</b> The lease reports its grant, renewals, failed renewals, loss and release to the
+ * manager's {@link LockEvents}, which only queues them: a listener never runs on the lease's
+ * threads or under its locks. A loss by deadline is {@link Reason#STORE_UNREACHABLE} when a
+ * renewal failed since the last one that landed or a heartbeat's was still waiting for the store,
+ * else {@link Reason#EXPIRED}.
+ *
  * <p><b>Model.</b> Validity, renewal, release, its background retry and the refusal of a lease
  * invalid on arrival are part of the spin model {@code model/lease-engine.pml} (with the lease
  * engine's store operations), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md}
@@ -63,7 +69,11 @@ public abstract class ManagedLease implements Lease {
     private final Instant acquiredAt;
     private final LeaseOptions options;
     private final TimeSource time;
+    private final LockEvents events;
     private final long marginNanos;
+    private final long requestSentNanos;
+    /** When the lease was granted, for the hold time of events. */
+    private final long grantedNanos;
 
     /** Serialises store operations (renew, release) of this lease; held during I/O. */
     private final Object io = new Object();
@@ -76,6 +86,8 @@ public abstract class ManagedLease implements Lease {
     private volatile Instant expiresAt;
     private long nextHeartbeatNanos;
     private boolean renewing;
+    /** A renewal failed (store error, no answer) since the last one that landed. */
+    private boolean renewalFailing;
     /** A background retry of a failed release is scheduled (at most one chain of them). */
     private boolean releaseRetrying;
     private ScheduledFuture<?> tick;
@@ -92,6 +104,9 @@ public abstract class ManagedLease implements Lease {
         this.fencingToken = fencingToken;
         this.options = options;
         this.time = runtime.time();
+        this.events = runtime.events();
+        this.requestSentNanos = requestSentNanos;
+        this.grantedNanos = time.nanoTime();
         this.acquiredAt = time.now();
         this.marginNanos = safetyMargin(options.ttl()).toNanos();
         this.validUntilNanos = requestSentNanos + options.ttl().toNanos() - marginNanos;
@@ -124,6 +139,7 @@ public abstract class ManagedLease implements Lease {
                     + "', so the lease would have been invalid on arrival; it was given back. Use a longer TTL"
                     + " or a faster store", true);
         }
+        events.acquired(key, events.since(requestSentNanos));
         synchronized (stateLock) {
             reschedule();
         }
@@ -208,9 +224,7 @@ public abstract class ManagedLease implements Lease {
                     throw new IllegalStateException("lease on '" + key + "' was already released");
                 }
                 if (state == State.LOST) throw lostCause;
-                if (time.nanoTime() - validUntilNanos >= 0) {
-                    throw loseLocked(new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' expired before it was renewed"));
-                }
+                if (time.nanoTime() - validUntilNanos >= 0) throw loseLocked(deadlinePassed());
             }
             long sent = time.nanoTime();
             long landed;
@@ -218,7 +232,16 @@ public abstract class ManagedLease implements Lease {
                 landed = renewInStore(options.ttl(), sent);
             } catch (LeaseLostException e) {
                 throw lose(e);
+            } catch (RuntimeException e) {
+                long left;
+                synchronized (stateLock) {
+                    renewalFailing = true;
+                    left = validUntilNanos - time.nanoTime();
+                }
+                events.renewalFailed(key, Duration.ofNanos(Math.max(0, left)), e);
+                throw e;
             }
+            long validFor;
             synchronized (stateLock) {
                 if (state == State.LOST) throw lostCause; // the deadline fired while we were renewing
                 long until = landed + options.ttl().toNanos() - marginNanos;
@@ -226,10 +249,13 @@ public abstract class ManagedLease implements Lease {
                     validUntilNanos = until;
                     expiresAt = time.now().plusNanos(until + marginNanos - time.nanoTime());
                 }
+                renewalFailing = false;
+                validFor = validUntilNanos - time.nanoTime();
                 // an earlier write confirmed late leaves little time: the next heartbeat comes soon
                 nextHeartbeatNanos = landed + options.heartbeat().toNanos();
                 reschedule();
             }
+            events.renewed(key, Duration.ofNanos(Math.max(0, validFor)));
         }
     }
 
@@ -262,15 +288,21 @@ public abstract class ManagedLease implements Lease {
                     schedule = !releaseRetrying;
                     releaseRetrying = true;
                 }
-                if (schedule) retryReleaseLater(FIRST_RELEASE_RETRY_NANOS);
+                if (schedule) {
+                    events.released(key, events.since(grantedNanos), false);
+                    retryReleaseLater(FIRST_RELEASE_RETRY_NANOS);
+                }
                 throw new LockBackendException("could not release the lease on '" + key + "': " + e.getMessage()
                         + " — it is no longer renewed, so the lock frees by its TTL at the latest; the release is"
                         + " retried in the background until then",
                         !(e instanceof LockBackendException b) || b.isRetriable(), e);
             }
+            boolean reported;
             synchronized (stateLock) {
                 state = State.RELEASED;
+                reported = releaseRetrying; // an unconfirmed release was reported already
             }
+            if (!reported) events.released(key, events.since(grantedNanos), true);
             afterRelease();
         }
     }
@@ -350,6 +382,7 @@ public abstract class ManagedLease implements Lease {
             toCall = List.copyOf(listeners);
             listeners.clear();
         }
+        events.lost(key, events.since(grantedNanos), cause);
         try {
             onLost(cause);
         } catch (RuntimeException e) {
@@ -383,8 +416,20 @@ public abstract class ManagedLease implements Lease {
         }
     }
 
+    /** Under {@code stateLock}: the loss of a lease whose deadline passed without a renewal landing. */
+    private LeaseLostException deadlinePassed() {
+        String ttl = "ttl " + options.ttl().toMillis() + "ms";
+        String next = "; another holder may take it once the TTL has passed";
+        // a heartbeat still waiting for the store at the deadline counts as a failed one
+        return renewalFailing || renewing
+                ? new LeaseLostException(Reason.STORE_UNREACHABLE, "lease on '" + key + "' could not be renewed in time: the"
+                        + " store failed or had not answered by the lease's deadline (" + ttl + ")" + next)
+                : new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' was not renewed in time (" + ttl + ")" + next);
+    }
+
     /** On the timer: enforce the deadline, hand a due renewal to the renewer. Never blocks. */
     private void tick() {
+        LeaseLostException expired;
         synchronized (stateLock) {
             if (state != State.HELD) return;
             long now = time.nanoTime();
@@ -401,9 +446,9 @@ public abstract class ManagedLease implements Lease {
                 reschedule();
                 return;
             }
+            expired = deadlinePassed();
         }
-        lose(new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' was not renewed in time (ttl "
-                + options.ttl().toMillis() + "ms); another holder may take it once the TTL has passed"));
+        lose(expired);
     }
 
     /** On the renewer: one renewal; on a store error, retry sooner while time is left. */

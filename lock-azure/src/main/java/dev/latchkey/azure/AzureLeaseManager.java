@@ -106,7 +106,10 @@ final class AzureLeaseManager implements LockManager {
         LockKeys.validate(key);
         int seconds = leaseSeconds(options.ttl());
         ensureOpen();
-        return Optional.ofNullable(attempt(key, options, seconds));
+        long called = time.nanoTime();
+        AzureLease lease = attempt(key, options, seconds);
+        if (lease == null) runtime.events().busy(key, called);
+        return Optional.ofNullable(lease);
     }
 
     @Override
@@ -114,13 +117,17 @@ final class AzureLeaseManager implements LockManager {
         LockKeys.validate(key);
         int seconds = leaseSeconds(options.ttl());
         ensureOpen();
-        long deadline = time.nanoTime() + maxWait.toNanos();
+        long called = time.nanoTime();
+        long deadline = called + maxWait.toNanos();
         long pauseMillis = 10;
         while (true) {
             AzureLease lease = attempt(key, options, seconds);
             if (lease != null) return lease;
             long remaining = deadline - time.nanoTime();
-            if (remaining <= 0) throw new LockTimeoutException(key, maxWait, inspect(key).orElse(null));
+            if (remaining <= 0) {
+                runtime.events().busy(key, called);
+                throw new LockTimeoutException(key, maxWait, inspect(key).orElse(null));
+            }
             // lease expiry and release are not announced: poll, backing off to 1 s, with jitter
             long pause = Math.min(Duration.ofNanos(remaining).toMillis() + 1,
                     pauseMillis / 2 + ThreadLocalRandom.current().nextLong(pauseMillis / 2 + 1));

@@ -5,7 +5,7 @@ import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h} on the command line; a bad one is a usage error. */
+/** A duration on the command line, in any form {@link Durations#parse} reads ({@code 30s}, {@code 2d}, {@code PT30S}); a bad one is a usage error. */
 final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {

@@ -3,7 +3,6 @@ package dev.latchkey.cli;
 import dev.latchkey.Durations;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
-import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
@@ -331,7 +330,7 @@ final class RunCommand implements Callable<Integer> {
         if (onLost == OnLost.kill) {
             child.join().awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
             err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (child.join().isTerminating()
-                    ? "; CMD was terminated" + (e.reason() == Reason.EXPIRED ? " before anyone else could get the lock"
+                    ? "; CMD was terminated" + (e.reason().ranOutLocally() ? " before anyone else could get the lock"
                             : ", but the next holder may have got the lock before")
                     : "; CMD had already ended by itself (status " + status + ")") + ": " + e.getMessage());
             err.flush();
@@ -358,7 +357,7 @@ final class RunCommand implements Callable<Integer> {
     /** {@code --on-lost=ignore}: says once, and exactly, what going on means. */
     private void warnIgnored(PrintWriter err, AtomicBoolean warned, LeaseLostException e) {
         if (!warned.compareAndSet(false, true)) return;
-        String nextHolder = e.reason() == Reason.EXPIRED
+        String nextHolder = e.reason().ranOutLocally()
                 ? "who can get it " + Durations.format(ManagedLease.safetyMargin(ttl)) + " after the loss"
                 : "who may have it already";
         err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD ran (--on-lost=ignore: CMD was not"

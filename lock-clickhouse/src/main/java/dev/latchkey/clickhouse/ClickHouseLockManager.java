@@ -162,7 +162,10 @@ final class ClickHouseLockManager implements LockManager {
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
         LockKeys.validate(key);
         check(options);
-        return attempt(key, options) instanceof Lease lease ? Optional.of(lease) : Optional.empty();
+        long called = time.nanoTime();
+        if (attempt(key, options) instanceof Lease lease) return Optional.of(lease);
+        runtime.events().busy(key, called);
+        return Optional.empty();
     }
 
     @Override
@@ -170,12 +173,14 @@ final class ClickHouseLockManager implements LockManager {
         LockKeys.validate(key);
         check(options);
         Objects.requireNonNull(maxWait, "maxWait");
-        long deadline = time.nanoTime() + maxWait.toNanos();
+        long called = time.nanoTime();
+        long deadline = called + maxWait.toNanos();
         while (true) {
             Object result = attempt(key, options);
             if (result instanceof Lease lease) return lease;
             long remaining = deadline - time.nanoTime();
             if (remaining <= 0) {
+                runtime.events().busy(key, called);
                 throw new LockTimeoutException(key, maxWait, result instanceof Candidate holder ? holder.info() : null);
             }
             // Polling is cheap (one SELECT); jitter keeps racing waiters from inserting in lockstep.

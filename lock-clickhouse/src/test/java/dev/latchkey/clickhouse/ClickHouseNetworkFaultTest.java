@@ -131,7 +131,7 @@ class ClickHouseNetworkFaultTest {
         takeover.assertExclusion();
         System.out.println("fault-table: ClickHouseNetworkFaultTest | partition under the holder | invalid "
                 + TimeUnit.NANOSECONDS.toMillis(lostAt.get() - partitioned) + " ms after the fault (TTL " + ttl.toMillis() + " ms)");
-        assertThat(cause.get().reason()).as("why the partitioned holder lost its lease").isEqualTo(Reason.EXPIRED);
+        assertThat(cause.get().reason()).as("why the partitioned holder lost its lease").isEqualTo(Reason.STORE_UNREACHABLE);
 
         proxy.heal();
         taken.release();

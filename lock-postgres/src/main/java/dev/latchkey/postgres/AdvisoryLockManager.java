@@ -129,15 +129,20 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
         checkTtl(options);
-        return Optional.ofNullable(attempt(prepare(key), options, null));
+        long called = context.time().nanoTime();
+        Lease lease = attempt(prepare(key), options, null);
+        if (lease == null) runtime.events().busy(key, called);
+        return Optional.ofNullable(lease);
     }
 
     @Override
     public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
         checkTtl(options);
         prepare(key);
+        long called = context.time().nanoTime();
         Lease lease = attempt(key, options, maxWait.toMillis() < 1 ? null : maxWait);
         if (lease != null) return lease;
+        runtime.events().busy(key, called);
         LockInfo holder = inspect(key).orElse(null);
         long windowLeft = sessions.restartWindowLeftNanos();
         if (holder == null && windowLeft > 0) {

@@ -103,13 +103,17 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
 
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-        return Optional.ofNullable(attempt(prepare(key), options, false).lease);
+        long called = context.time().nanoTime();
+        Lease lease = attempt(prepare(key), options, false).lease;
+        if (lease == null) runtime.events().busy(key, called);
+        return Optional.ofNullable(lease);
     }
 
     @Override
     public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
         prepare(key);
-        long deadline = context.time().nanoTime() + Math.max(0, maxWait.toNanos());
+        long called = context.time().nanoTime();
+        long deadline = called + Math.max(0, maxWait.toNanos());
         boolean waits = maxWait.toMillis() > 0;
         try {
             if (waits) listener.register(key, settings.timeout.toMillis());
@@ -118,7 +122,10 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
                 Attempt a = attempt(key, options, true);
                 if (a.lease != null) return a.lease;
                 long left = deadline - context.time().nanoTime();
-                if (left <= 0) throw new LockTimeoutException(key, maxWait, a.holder);
+                if (left <= 0) {
+                    runtime.events().busy(key, called);
+                    throw new LockTimeoutException(key, maxWait, a.holder);
+                }
                 if (a.holder == null) continue; // released (or expired) since the attempt: try again now
                 long wait = Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, settings.poll.toMillis());
                 wait = Math.min(wait, a.holderRemainingMillis + 1);

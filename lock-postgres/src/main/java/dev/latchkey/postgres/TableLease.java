@@ -1,7 +1,6 @@
 package dev.latchkey.postgres;
 
 import dev.latchkey.LeaseLostException;
-import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.ManagedLease;
@@ -51,7 +50,7 @@ final class TableLease extends ManagedLease {
     @Override
     protected void onLost(LeaseLostException cause) {
         long unknown = unknownSentNanos;
-        if (cause.reason() != Reason.EXPIRED || unknown == 0) return;
+        if (!cause.reason().ranOutLocally() || unknown == 0) return;
         long ttl = ttl().toNanos();
         manager.withdrawLater(key(), leaseId(), landedSentNanos + ttl, unknown + ttl);
     }

@@ -58,8 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  * an overlap and lost-update referee), release, renew and heartbeat past the TTL, takeover of an
  * abandoned lease after its TTL and never before, force release (the broken holder's renew and
  * release raise {@link LeaseLostException} without disturbing the new holder), lease-loss
- * listeners, fencing-token order, hostile and invalid keys, that the manager uses the
- * {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
+ * listeners, the events a {@link dev.latchkey.LockListener} sees (in {@link LockEventsContract},
+ * which this class implements), fencing-token order, hostile and invalid keys, that the manager
+ * uses the {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
  * JVMs and the fate of a lock whose holder process was killed. Tests of an undeclared {@link Capability} are skipped through
  * JUnit assumptions that name the capability.
@@ -70,7 +71,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Tune with {@link #shortTtl()} and the contention hooks for slow stores.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-public abstract class LockManagerContract {
+public abstract class LockManagerContract implements LockEventsContract {
 
     private static final Duration GENEROUS = TckFixture.GENEROUS;
 
@@ -986,6 +987,21 @@ public abstract class LockManagerContract {
 
     private LockManager manager(LockContext context) throws Exception {
         return fx.track(newManager(context));
+    }
+
+    @Override
+    public final LockManager managerForEvents(LockContext context) throws Exception {
+        return manager(context);
+    }
+
+    @Override
+    public final String keyForEvents(String name) {
+        return key(name);
+    }
+
+    @Override
+    public final Duration shortTtlForEvents() {
+        return shortTtl();
     }
 
     private String owner(String role) {

@@ -1,0 +1,117 @@
+package dev.latchkey.spi;
+
+import dev.latchkey.LeaseLostException;
+import dev.latchkey.LockListener;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * The events of one manager's leases: logged, and handed to the manager's {@link LockListener}.
+ * {@link ManagedLease} reports acquisitions, renewals, losses and releases itself; a manager
+ * reports only {@link #busy} (a key found held).
+ *
+ * <p><b>Guarantee.</b> Reporting an event never blocks and never throws, whatever the listener
+ * does: it queues the event (at most {@value #QUEUE} waiting; beyond that it is dropped and the drop
+ * logged) for one event thread of this manager, which calls the listener outside every lock of the
+ * lease, in the order the events were reported, and logs what the listener throws. So heartbeats,
+ * deadlines and releases, which report from the timer, renewer and caller threads, never wait for a
+ * listener. The event thread starts with the first event and ends after 30 s without one; a manager
+ * without a listener has none.
+ *
+ * <p><b>Logging</b> (logger {@code dev.latchkey.events}, through {@link System.Logger}): lost at
+ * WARNING; a failed renewal and an unconfirmed release at INFO; acquired, busy and released at
+ * DEBUG; renewed at TRACE. Messages name the scheme and the key, never a credential.
+ */
+public final class LockEvents {
+    private static final System.Logger LOG = System.getLogger("dev.latchkey.events");
+    private static final int QUEUE = 1024;
+
+    private final String scheme;
+    private final TimeSource time;
+    private final LockListener listener;  // null: log only
+    private final ThreadPoolExecutor thread; // null without a listener
+    private final AtomicLong dropped = new AtomicLong();
+
+    LockEvents(String scheme, TimeSource time, LockListener listener) {
+        this.scheme = scheme;
+        this.time = time;
+        this.listener = listener;
+        if (listener == null) {
+            this.thread = null;
+        } else {
+            this.thread = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE),
+                    Heartbeats.daemonThreads("latchkey-events-" + scheme));
+            this.thread.allowCoreThreadTimeOut(true);
+        }
+    }
+
+    /** {@code tryAcquire} found {@code key} held, or {@code acquire} gave up; the call began at {@code calledNanos}. */
+    public void busy(String key, long calledNanos) {
+        Duration waited = since(calledNanos);
+        log(Level.DEBUG, "busy", key, () -> "waited " + waited.toMillis() + " ms");
+        deliver(l -> l.busy(scheme, key, waited));
+    }
+
+    void acquired(String key, Duration latency) {
+        log(Level.DEBUG, "acquired", key, () -> "in " + latency.toMillis() + " ms");
+        deliver(l -> l.acquired(scheme, key, latency));
+    }
+
+    void renewed(String key, Duration validFor) {
+        log(Level.TRACE, "renewed", key, () -> "valid for " + validFor.toMillis() + " ms");
+        deliver(l -> l.renewed(scheme, key, validFor));
+    }
+
+    void renewalFailed(String key, Duration validLeft, RuntimeException error) {
+        log(Level.INFO, "renewal failed", key, () -> "valid for " + Math.max(0, validLeft.toMillis())
+                + " ms more, retrying: " + error.getMessage());
+        deliver(l -> l.renewalFailed(scheme, key, validLeft, error));
+    }
+
+    void lost(String key, Duration held, LeaseLostException cause) {
+        log(Level.WARNING, "lost", key, () -> cause.reason() + " after " + held.toMillis() + " ms: " + cause.getMessage());
+        deliver(l -> l.lost(scheme, key, held, cause));
+    }
+
+    void released(String key, Duration held, boolean confirmed) {
+        log(confirmed ? Level.DEBUG : Level.INFO, "released", key, () -> "after " + held.toMillis() + " ms"
+                + (confirmed ? "" : " (the store did not confirm it; the key frees by its TTL at the latest)"));
+        deliver(l -> l.released(scheme, key, held, confirmed));
+    }
+
+    /** From {@code startNanos} ({@link TimeSource#nanoTime()}) to now. */
+    Duration since(long startNanos) {
+        return Duration.ofNanos(Math.max(0, time.nanoTime() - startNanos));
+    }
+
+    private void log(Level level, String event, String key, Supplier<String> detail) {
+        if (LOG.isLoggable(level)) LOG.log(level, scheme + " lock '" + key + "' " + event + " " + detail.get());
+    }
+
+    private void deliver(Consumer<LockListener> call) {
+        if (thread == null) return;
+        try {
+            thread.execute(() -> {
+                try {
+                    call.accept(listener);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "lock listener " + listener.getClass().getName() + " threw; it is called"
+                            + " again for the next event", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            long n = dropped.incrementAndGet();
+            if (n == 1 || n % 1000 == 0) {
+                LOG.log(Level.WARNING, "lock listener " + listener.getClass().getName() + " is too slow: " + n
+                        + " events of " + scheme + " locks dropped so far (" + QUEUE + " were waiting)");
+            }
+        }
+    }
+}
