@@ -1,6 +1,7 @@
 package dev.latchkey.cli;
 
 import dev.latchkey.Latchkey;
+import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.ConditionalStore;
@@ -130,7 +131,8 @@ public final class Backends {
     /**
      * A plugin's code runs with its own loader as the thread's context loader, for libraries that
      * look up their own classes or services through it (JDBC drivers, Jackson modules, ...); threads
-     * such a library starts meanwhile inherit it.
+     * such a library starts meanwhile inherit it. A class the plugin lacks, found missing only now,
+     * is its fault, not latchkey's: it is reported as the plugin's, with the loading rule.
      */
     private static <T> T inLoaderOf(Backend b, Supplier<T> call) {
         Thread thread = Thread.currentThread();
@@ -138,6 +140,9 @@ public final class Backends {
         thread.setContextClassLoader(b.provider().getClass().getClassLoader());
         try {
             return call.get();
+        } catch (LinkageError e) {
+            if (b.plugin() == null) throw e;
+            throw new LockException("plugin " + b.plugin() + " failed to open " + b.scheme() + "://: " + causes(e), e);
         } finally {
             thread.setContextClassLoader(before);
         }

@@ -66,7 +66,9 @@ final class PluginJars {
                             }
 
                             public LockManager open(LockUri uri, LockContext context) {
-                                return new LeaseEngine(STORES.computeIfAbsent(uri.host(), Store::new), context, Set.of());
+                                // lazy://: a class first needed here, not while the plugin loads
+                                String name = uri.host().equals("lazy") ? LazyDependency.name() : uri.host();
+                                return new LeaseEngine(STORES.computeIfAbsent(name, Store::new), context, Set.of());
                             }
 
                             private static final class Store implements ConditionalStore {
@@ -109,7 +111,13 @@ final class PluginJars {
                             }
                         }
                         """.formatted(pkg, scheme),
+                lazyDependency(pkg), "package %s; final class LazyDependency { static String name() { return \"lazy\"; } }".formatted(pkg),
                 "META-INF/services/" + LockProvider.class.getName(), cls + "\n");
+    }
+
+    /** The entry of {@link #provider}'s sources that its {@code open} of {@code SCHEME://lazy} needs, and nothing before. */
+    static String lazyDependency(String pkg) {
+        return pkg.replace('.', '/') + "/LazyDependency.java";
     }
 
     /** The plugin's own copy of a class the command ships too, with other content. */

@@ -77,6 +77,30 @@ class PluginTest {
     }
 
     @Test
+    void aClassAPluginLacksFoundOnlyWhenItOpensIsThePluginsError() throws Exception {
+        Map<String, String> sources = new HashMap<>(PluginJars.provider("test.lazy", "lazy", "lazy's copy"));
+        sources.putAll(PluginJars.jsonFactoryCopy("lazy's copy"));
+        String dependency = PluginJars.lazyDependency("test.lazy");
+        Path jar = PluginJars.jar(dir.resolve("lazy.jar"), withOut(sources, dependency),
+                Map.of(dependency, sources.get(dependency)));
+
+        InProcessCli.Result ok = latchkey(env(jar.toString()), "status", "--uri", "lazy://fine", "k");
+        assertThat(ok.status()).as(ok.err()).isZero();
+        InProcessCli.Result r = latchkey(env(jar.toString()), "status", "--uri", "lazy://lazy", "k");
+        assertThat(r.status()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(r.errLine()).isEqualTo("latchkey: plugin " + jar + " failed to open lazy://: java.lang.NoClassDefFoundError: "
+                + "test/lazy/LazyDependency; caused by java.lang.ClassNotFoundException: test.lazy.LazyDependency "
+                + "(a plugin sees only the JDK and lock-api's dev.latchkey, dev.latchkey.spi, dev.latchkey.engine of latchkey: "
+                + "bundle every other dependency in the plugin)");
+    }
+
+    private static Map<String, String> withOut(Map<String, String> m, String key) {
+        Map<String, String> copy = new HashMap<>(m);
+        copy.remove(key);
+        return copy;
+    }
+
+    @Test
     void thePluginFolderHoldsJarsAndDirectoriesOfJars() throws Exception {
         Path folder = dir.resolve(Backends.PLUGIN_FOLDER);
         Files.createDirectories(folder);
