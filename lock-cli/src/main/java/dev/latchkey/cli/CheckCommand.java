@@ -1,29 +1,37 @@
 package dev.latchkey.cli;
 
-import dev.latchkey.Latchkey;
+import dev.latchkey.Capability;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import dev.latchkey.cli.check.LiveCheck;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
  * {@code latchkey check URI}: the project's TCK run in this JVM against a live deployment, to
  * answer "is this store really safe for these locks?". It reaches the store once before any test
  * (so an unreachable one is reported as such, not as failed tests), then runs the lock contract
- * and, for stores under the lease engine, the compare-and-swap race contract. It writes only
- * under random {@code tck-…} names and deletes nothing it did not create; the URI is only ever
- * shown masked.
+ * and, for a backend that declares {@code CONDITIONAL_STORE} and exposes its store through
+ * {@link dev.latchkey.spi.LockProvider#openStore}, the compare-and-swap race and store-fault
+ * contracts. It writes only under random {@code tck-…} names and deletes nothing it did not
+ * create; the URI is only ever shown masked. For pipelines, {@code --report} writes JUnit XML and
+ * {@code --json} prints the results as one JSON document ({@link CheckReport}, docs/check.md).
  */
 @Command(name = "check", mixinStandardHelpOptions = true,
         description = {"Run the Latchkey compatibility kit (TCK) against a live backend: is this "
@@ -41,7 +49,7 @@ import picocli.CommandLine.Spec;
             "The multi-process tests are skipped (they need child JVMs with the TCK's class path)."},
         exitCodeListHeading = "%nExit status:%n", exitCodeList = {
             "0:Every test that ran passed.",
-            "1:At least one test failed: do not trust this deployment for locks.",
+            "1:At least one test failed: do not trust this deployment for locks (or the --report file could not be written).",
             "2:Bad option or bad/unknown URI.",
             "69:The backend could not be opened or reached; no test ran."})
 final class CheckCommand implements Callable<Integer> {
@@ -50,6 +58,9 @@ final class CheckCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
+
+    @ParentCommand
+    LatchkeyCommand root;
 
     @Parameters(index = "0", paramLabel = "URI",
             description = "Backend to check, e.g. s3://bucket/prefix?endpoint=http://minio:9000 or postgres://host/db.")
@@ -68,20 +79,33 @@ final class CheckCommand implements Callable<Integer> {
     @Option(names = "--skip-cas", description = "Skip the compare-and-swap race and store-fault contracts (and their writes).")
     boolean skipCas;
 
+    @Option(names = "--report", paramLabel = "FILE",
+            description = "Also write the results as JUnit XML to FILE (one testcase per test; failures with their message), for CI.")
+    Path report;
+
+    @Option(names = "--json", description = "Print the results as one JSON document on stdout (progress goes to stderr); see docs/check.md.")
+    boolean json;
+
     @Override
     public Integer call() {
         if (ttl.isNegative() || ttl.isZero()) throw new ParameterException(spec.commandLine(), "--ttl must be positive");
         if (casRounds < 1) throw new ParameterException(spec.commandLine(), "--cas-rounds must be at least 1");
         String shown = LockUri.parse(uri).toString(); // a bad URI ends here, as a usage error
+        if (report != null && !Files.isDirectory(report.toAbsolutePath().getParent())) {
+            throw new ParameterException(spec.commandLine(), "--report: directory " + report.toAbsolutePath().getParent() + " does not exist");
+        }
+        Backends backends = root.backends();
 
         String description;
         String casSkipReason;
-        try (LockManager probe = Latchkey.open(uri)) {
+        try (LockManager probe = backends.open(uri, LockContext.defaults())) {
             probe.inspect(PROBE_KEY);
             description = probe.description();
             casSkipReason = skipCas ? "--skip-cas"
-                    : probe instanceof LeaseEngine ? null
-                    : "this backend locks with its own primitive, not the lease engine over a conditional store";
+                    : !probe.capabilities().contains(Capability.CONDITIONAL_STORE)
+                    ? "this backend locks with its own primitive (it does not declare CONDITIONAL_STORE)"
+                    : exposesStore(backends) ? null
+                    : "this backend declares CONDITIONAL_STORE but its provider does not expose the store (LockProvider.openStore)";
         } catch (LockException | IllegalArgumentException e) {
             throw e; // already say what they are: unknown scheme or bad parameter (2), unreachable (69), ...
         } catch (RuntimeException e) {
@@ -89,14 +113,38 @@ final class CheckCommand implements Callable<Integer> {
             throw new LockBackendException("cannot reach " + shown + ": " + e, false, e);
         }
 
-        PrintWriter out = spec.commandLine().getOut();
-        out.println("check: " + shown + (description.equals(shown) ? "" : " (" + description + ")")
+        // with --json, stdout carries the document alone and the progress goes to stderr
+        PrintWriter progress = json ? spec.commandLine().getErr() : spec.commandLine().getOut();
+        progress.println("check: " + shown + (description.equals(shown) ? "" : " (" + description + ")")
                 + ", ttl " + ttl.toMillis() + " ms, "
                 + (casSkipReason == null ? "cas rounds " + casRounds : "cas skipped"));
-        out.flush();
-        LiveCheck.Summary s = LiveCheck.run(new LiveCheck.Settings(uri, ttl, casRounds, casSkipReason), out);
-        out.println("check: " + s.passed() + " passed, " + s.failed() + " failed, " + s.skipped() + " skipped");
-        out.flush();
+        progress.flush();
+        LiveCheck.Settings settings = new LiveCheck.Settings(backends, uri, ttl, casRounds, casSkipReason);
+        LiveCheck.Summary s = LiveCheck.run(settings, progress);
+        progress.println("check: " + s.passed() + " passed, " + s.failed() + " failed, " + s.skipped() + " skipped");
+        progress.flush();
+
+        CheckReport results = new CheckReport(shown, description, settings, s);
+        if (json) {
+            spec.commandLine().getOut().println(results.json());
+            spec.commandLine().getOut().flush();
+        }
+        if (report != null) {
+            try {
+                results.writeJUnitXml(report);
+            } catch (IOException e) {
+                spec.commandLine().getErr().println("latchkey: check: could not write --report " + report + ": " + e);
+                spec.commandLine().getErr().flush();
+                return ExitCodes.FAILURE;
+            }
+        }
         return s.failed() == 0 ? ExitCodes.OK : ExitCodes.FAILURE;
+    }
+
+    /** Whether the provider hands out the store (closed again at once: the contracts open their own). */
+    private boolean exposesStore(Backends backends) {
+        Optional<ConditionalStore> store = backends.openStore(uri);
+        store.ifPresent(ConditionalStore::close);
+        return store.isPresent();
     }
 }

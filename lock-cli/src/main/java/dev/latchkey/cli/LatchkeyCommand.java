@@ -1,13 +1,13 @@
 package dev.latchkey.cli;
 
 import dev.latchkey.InvalidLockKeyException;
-import dev.latchkey.Latchkey;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
 import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.spi.LockContext;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
@@ -51,6 +51,7 @@ public final class LatchkeyCommand implements Callable<Integer> {
     boolean verbose; // read from the parse result (failure) and the raw arguments (main), as it applies before parsing
 
     private final Map<String, String> env;
+    private Backends backends; // loaded on first use: commands that open no backend read no plugin
 
     LatchkeyCommand(Map<String, String> env) {
         this.env = env;
@@ -58,7 +59,26 @@ public final class LatchkeyCommand implements Callable<Integer> {
 
     /** Opens the backend of {@code --uri} (or its fallbacks). */
     LockManager open(UriOption uri) {
-        return Latchkey.open(uri.resolve(env));
+        return backends().open(uri.resolve(env), LockContext.defaults());
+    }
+
+    /**
+     * The built-in backends and the plugins; each plugin problem is printed once on stderr, as the
+     * plugin is left out, so a broken install is never silent (and never fails another scheme).
+     */
+    synchronized Backends backends() {
+        if (backends == null) {
+            backends = Backends.load(env);
+            PrintWriter err = spec.commandLine().getErr();
+            backends.problems().forEach(p -> err.println("latchkey: " + p));
+            err.flush();
+        }
+        return backends;
+    }
+
+    /** {@code $HOME}, else the JVM's idea of it. */
+    static String home(Map<String, String> env) {
+        return env.getOrDefault("HOME", System.getProperty("user.home"));
     }
 
     @Spec

@@ -15,7 +15,6 @@ final class UriOption {
         if (uri != null) return uri;
         String fromEnv = env.get("LATCHKEY_URI");
         if (fromEnv != null && !fromEnv.isBlank()) return fromEnv;
-        String home = env.getOrDefault("HOME", System.getProperty("user.home"));
-        return "file://" + home + "/.latchkey/locks";
+        return "file://" + LatchkeyCommand.home(env) + "/.latchkey/locks";
     }
 }

@@ -78,6 +78,11 @@ final class JarCli {
     }
 
     static Running start(Path dir, String... args) throws IOException {
+        return start(dir, Map.of(), args);
+    }
+
+    /** As {@link #start(Path, String...)}, with {@code env} added to the child's environment. */
+    static Running start(Path dir, Map<String, String> env, String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(JAVA);
         command.addAll(JVM_OPTIONS);
@@ -95,7 +100,9 @@ final class JarCli {
         int n = SEQ.incrementAndGet();
         Path out = dir.resolve("latchkey-" + n + ".out");
         Path err = dir.resolve("latchkey-" + n + ".err");
-        Process p = new ProcessBuilder(command).directory(dir.toFile())
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().putAll(env);
+        Process p = pb.directory(dir.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         if (training) p.onExit().thenRunAsync(cds::dump);

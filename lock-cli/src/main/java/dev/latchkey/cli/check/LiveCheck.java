@@ -2,6 +2,7 @@ package dev.latchkey.cli.check;
 
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import dev.latchkey.cli.Backends;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.TestSource;
 import org.junit.platform.engine.support.descriptor.ClassSource;
@@ -40,17 +42,53 @@ public final class LiveCheck {
     /**
      * What to check and how hard.
      *
+     * @param backends      where {@code uri}'s backend comes from (built in or a plugin)
      * @param casSkipReason why the compare-and-swap contract is skipped, or null to run it
      */
-    public record Settings(String uri, Duration ttl, int casRounds, String casSkipReason) {
+    public record Settings(Backends backends, String uri, Duration ttl, int casRounds, String casSkipReason) {
         public Settings {
+            Objects.requireNonNull(backends, "backends");
             Objects.requireNonNull(uri, "uri");
             Objects.requireNonNull(ttl, "ttl");
         }
     }
 
-    /** Test counts; a failed or aborted class counts once, as it hides its tests. */
-    public record Summary(int passed, int failed, int skipped) {}
+    /** How one test ended. */
+    public enum Status { PASSED, FAILED, SKIPPED }
+
+    /**
+     * One test's result: its contract ({@code locks}, {@code cas}, {@code faults}), its name within
+     * it (a failed or aborted class is one result named {@code (whole contract)}), and for a failure
+     * the first lines of the reason, for a skip the reason (else empty).
+     */
+    public record Outcome(String contract, String test, Status status, Duration took, List<String> message) {
+        public Outcome {
+            message = List.copyOf(message);
+        }
+    }
+
+    /** Every result in the order the tests finished; a failed or aborted class counts once, as it hides its tests. */
+    public record Summary(List<Outcome> outcomes) {
+        public Summary {
+            outcomes = List.copyOf(outcomes);
+        }
+
+        public int passed() {
+            return count(Status.PASSED);
+        }
+
+        public int failed() {
+            return count(Status.FAILED);
+        }
+
+        public int skipped() {
+            return count(Status.SKIPPED);
+        }
+
+        private int count(Status status) {
+            return (int) outcomes.stream().filter(o -> o.status() == status).count();
+        }
+    }
 
     private LiveCheck() {}
 
@@ -70,8 +108,8 @@ public final class LiveCheck {
                         .selectors(selectClass(LiveLockContract.class), selectClass(LiveStoreContract.class),
                                 selectClass(LiveStoreFaultContract.class))
                         .build(), reporter);
-                Summary summary = new Summary(reporter.passed, reporter.failed, reporter.skipped);
-                if (summary.passed() + summary.failed() + summary.skipped() == 0) {
+                Summary summary = new Summary(reporter.outcomes);
+                if (summary.outcomes().isEmpty()) {
                     throw new IllegalStateException("the JUnit launcher ran no TCK test (is junit-jupiter-engine on the class path?)");
                 }
                 return summary;
@@ -81,13 +119,11 @@ public final class LiveCheck {
         }
     }
 
-    /** Prints each finished test; callbacks come from JUnit's one execution thread. */
+    /** Prints each finished test and keeps its outcome; callbacks come from JUnit's one execution thread. */
     private static final class Reporter implements TestExecutionListener {
         private final PrintWriter out;
         private final Map<String, Long> startedAt = new ConcurrentHashMap<>();
-        int passed;
-        int failed;
-        int skipped;
+        final List<Outcome> outcomes = new ArrayList<>();
 
         Reporter(PrintWriter out) {
             this.out = out;
@@ -100,8 +136,7 @@ public final class LiveCheck {
 
         @Override
         public void executionSkipped(TestIdentifier id, String reason) {
-            skipped++;
-            print("- " + name(id) + "  skipped: " + reason);
+            record(id, Status.SKIPPED, Duration.ZERO, List.of(reason));
         }
 
         @Override
@@ -109,41 +144,46 @@ public final class LiveCheck {
             // a container that finished well only groups tests; one that did not hides them, so it counts
             if (!id.isTest() && result.getStatus() == TestExecutionResult.Status.SUCCESSFUL) return;
             Long start = startedAt.remove(id.getUniqueId());
-            String took = start == null ? "" : String.format(Locale.ROOT, "  %.1f s", (System.nanoTime() - start) / 1e9);
+            Duration took = start == null ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - start);
             switch (result.getStatus()) {
-                case SUCCESSFUL -> {
-                    passed++;
-                    print("✓ " + name(id) + took);
-                }
-                case ABORTED -> {
-                    skipped++;
-                    print("- " + name(id) + "  skipped: " + skipReason(result));
-                }
-                case FAILED -> {
-                    failed++;
-                    StringBuilder sb = new StringBuilder("✗ " + name(id) + took);
-                    result.getThrowable().ifPresent(t -> describe(t).forEach(l -> sb.append("\n      ").append(l)));
-                    print(sb.toString());
-                }
+                case SUCCESSFUL -> record(id, Status.PASSED, took, List.of());
+                case ABORTED -> record(id, Status.SKIPPED, took, List.of(skipReason(result)));
+                case FAILED -> record(id, Status.FAILED, took, result.getThrowable().map(LiveCheck::describe).orElse(List.of()));
             }
         }
 
-        private void print(String text) {
-            out.println(text);
+        private void record(TestIdentifier id, Status status, Duration took, List<String> message) {
+            Outcome o = new Outcome(contract(id), test(id), status, took, message);
+            outcomes.add(o);
+            String seconds = String.format(Locale.ROOT, "  %.1f s", took.toNanos() / 1e9);
+            String line = switch (status) {
+                case PASSED -> "✓ " + o.contract() + " " + o.test() + seconds;
+                case SKIPPED -> "- " + o.contract() + " " + o.test() + "  skipped: " + String.join(" ", message);
+                case FAILED -> "✗ " + o.contract() + " " + o.test() + seconds
+                        + message.stream().map(l -> "\n      " + l).collect(Collectors.joining());
+            };
+            out.println(line);
             out.flush(); // one test can take minutes: show progress as it happens
         }
     }
 
-    /** {@code locks singleHolder}, {@code cas racingCreatesHaveExactlyOneWinner}, with a parameterized run's name. */
-    private static String name(TestIdentifier id) {
+    /** {@code locks}, {@code cas}, {@code faults}: the contract a test belongs to. */
+    private static String contract(TestIdentifier id) {
+        TestSource source = id.getSource().orElse(null);
+        if (source instanceof MethodSource m) return label(m.getClassName());
+        if (source instanceof ClassSource c) return label(c.getClassName());
+        return "check";
+    }
+
+    /** {@code singleHolder}, {@code racingCreatesHaveExactlyOneWinner}, with a parameterized run's name. */
+    private static String test(TestIdentifier id) {
         TestSource source = id.getSource().orElse(null);
         if (source instanceof MethodSource m) {
             String method = m.getMethodName();
-            String name = label(m.getClassName()) + " " + method;
             boolean plain = id.getDisplayName().startsWith(method + "(");
-            return plain || !id.isTest() ? name : name + " [" + id.getDisplayName() + "]";
+            return plain || !id.isTest() ? method : method + " [" + id.getDisplayName() + "]";
         }
-        if (source instanceof ClassSource c) return label(c.getClassName()) + " (whole contract)";
+        if (source instanceof ClassSource) return "(whole contract)";
         return id.getDisplayName();
     }
 

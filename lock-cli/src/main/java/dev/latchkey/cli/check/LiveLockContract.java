@@ -1,6 +1,5 @@
 package dev.latchkey.cli.check;
 
-import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
@@ -8,7 +7,7 @@ import java.time.Duration;
 
 /**
  * The lock contract against the deployment of the check that is running ({@link LiveCheck}):
- * every manager is a fresh {@link Latchkey#open(String, LockContext)} of its URI, so each has its
+ * every manager is a fresh open of its URI (with the check's backends, so a plugin's too), so each has its
  * own connections as another process would. Keys carry the contract's random tag, so it touches
  * nothing else in the store. Instantiated by JUnit only while a check runs.
  */
@@ -17,7 +16,7 @@ public final class LiveLockContract extends LockManagerContract {
 
     @Override
     protected LockManager newManager(LockContext context) {
-        return Latchkey.open(settings.uri(), context);
+        return settings.backends().open(settings.uri(), context);
     }
 
     @Override

@@ -1,18 +1,17 @@
 package dev.latchkey.cli.check;
 
-import dev.latchkey.Latchkey;
-import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
 import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.LockProvider;
 import dev.latchkey.tck.ConditionalStoreContract;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
  * The compare-and-swap contract against the store under the deployment of the running check
- * ({@link LiveCheck}), when its backend is a {@link LeaseEngine}: each client is the store of a
- * freshly opened manager (own connections). Skipped, test by test with the reason, for backends
- * with their own locking primitive and under {@code --skip-cas}.
+ * ({@link LiveCheck}), for a backend that declares {@code CONDITIONAL_STORE} and exposes its store
+ * ({@link LockProvider#openStore}): each client is a freshly opened store (own connections).
+ * Skipped, test by test with the reason, for backends with their own locking primitive and under
+ * {@code --skip-cas}.
  */
 public final class LiveStoreContract extends ConditionalStoreContract {
     private final LiveCheck.Settings settings = LiveCheck.current();
@@ -24,14 +23,13 @@ public final class LiveStoreContract extends ConditionalStoreContract {
 
     @Override
     protected ConditionalStore newStore() {
-        return storeOf(Latchkey.open(settings.uri()));
+        return openStore(settings);
     }
 
-    /** The store under a freshly opened engine (closing the store closes the manager's connections). */
-    static ConditionalStore storeOf(LockManager manager) {
-        if (manager instanceof LeaseEngine engine) return engine.store();
-        manager.close();
-        throw new IllegalStateException(manager.description() + " is no longer a lease engine over a conditional store");
+    /** A freshly opened store of the check's URI (the check ran it only after its provider exposed one). */
+    static ConditionalStore openStore(LiveCheck.Settings settings) {
+        return settings.backends().openStore(settings.uri()).orElseThrow(() -> new IllegalStateException(
+                "the backend of the check no longer exposes its conditional store"));
     }
 
     @Override

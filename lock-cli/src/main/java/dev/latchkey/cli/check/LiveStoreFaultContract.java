@@ -1,8 +1,5 @@
 package dev.latchkey.cli.check;
 
-import dev.latchkey.Latchkey;
-import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.tck.StoreFaultContract;
 import java.time.Duration;
@@ -13,7 +10,7 @@ import org.junit.jupiter.api.BeforeEach;
  * The fault contract against the store under the deployment of the running check
  * ({@link LiveCheck}): the lease engine over the live store, with lost replies, refused writes,
  * slow claims and the rest injected between it and the store. Runs where the CAS contract runs
- * (a {@link LeaseEngine} backend, no {@code --skip-cas}); its TTL is the larger of the check's
+ * (a backend that exposes its conditional store, no {@code --skip-cas}); its TTL is the larger of the check's
  * {@code --ttl} and the contract's own minimum for the store.
  */
 public final class LiveStoreFaultContract extends StoreFaultContract {
@@ -26,7 +23,7 @@ public final class LiveStoreFaultContract extends StoreFaultContract {
 
     @Override
     protected ConditionalStore newStore() {
-        return LiveStoreContract.storeOf(Latchkey.open(settings.uri()));
+        return LiveStoreContract.openStore(settings);
     }
 
     @Override
