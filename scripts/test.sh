@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install the servers' software, model-check the lock
-# protocols (scripts/model-check.sh), then mvn verify.
+# protocols (scripts/model-check.sh), then mvn deploy to a file repository and the artifacts' check.
 # Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
 # server named by LATCHKEY_TEST_<NAME>_URI when set.
 set -euo pipefail
@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # the protocol models first: a minute or three, and a broken protocol fails before the long suite
 bash scripts/model-check.sh
-mvn -B -ntp verify "$@"
+# deploy, not only verify: the same run installs the artifacts and deploys them to a file repository,
+# which scripts/check-artifacts.sh then checks as Maven Central and a user would see them
+mvn -B -ntp deploy -DaltDeploymentRepository=local::file:"$PWD/.run/deploy" "$@"
+bash scripts/check-artifacts.sh .run/deploy
 bash scripts/recipes.sh  # the recipes of docs/pipeline-runners.md, each tested against the real servers
 bash scripts/check-docs.sh  # links, anchors and the sh blocks of README.md and docs/ (about half a minute)
