@@ -15,6 +15,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One Lettuce connection to the server a {@link RedisSettings} names, shared by every thread of one
@@ -60,6 +61,8 @@ final class RedisConnection implements AutoCloseable {
     }
 
     private final StatefulRedisConnection<byte[], byte[]> connection;
+    /** The engine closes its store, and so may the store's owner: close once (Lettuce warns on a second). */
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisConnection(StatefulRedisConnection<byte[], byte[]> connection) {
         this.connection = connection;
@@ -95,6 +98,6 @@ final class RedisConnection implements AutoCloseable {
 
     @Override
     public void close() {
-        connection.close();
+        if (closed.compareAndSet(false, true)) connection.close();
     }
 }
