@@ -53,12 +53,15 @@ final class RedisConnection implements AutoCloseable {
                     // fail while disconnected: a buffered write would be sent after its caller timed out
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                     .socketOptions(SocketOptions.builder().keepAlive(true).build())
-                    // each command's timeout is its connection's (RedisURI#getTimeout: the URI's timeout=)
+                    // each command's timeout is its connection's (setTimeout: the URI's timeout=)
                     .timeoutOptions(TimeoutOptions.enabled())
                     .build());
             return client;
         }
     }
+
+    /** The least time a connection's set-up gets. */
+    private static final Duration SETUP_FLOOR = Duration.ofSeconds(10);
 
     private final StatefulRedisConnection<byte[], byte[]> connection;
     /** The engine closes its store, and so may the store's owner: close once (Lettuce warns on a second). */
@@ -68,18 +71,25 @@ final class RedisConnection implements AutoCloseable {
         this.connection = connection;
     }
 
-    /** Connects (and authenticates) now, so a wrong address or password fails at open. */
+    /**
+     * Connects (and authenticates) now, so a wrong address or password fails at open. Setting up a
+     * connection (TCP, HELLO, AUTH, SELECT) may take up to {@link #SETUP_FLOOR} even when commands
+     * get less: a fresh process on a busy machine spends seconds loading the client's classes.
+     */
     static RedisConnection open(RedisSettings settings) {
+        Duration setup = settings.timeout().compareTo(SETUP_FLOOR) > 0 ? settings.timeout() : SETUP_FLOOR;
         RedisURI.Builder uri = RedisURI.Builder.redis(settings.host(), settings.port())
                 .withDatabase(settings.database())
-                .withTimeout(settings.timeout()); // also bounds the connection's set-up (HELLO, AUTH, SELECT)
+                .withTimeout(setup); // bounds the set-up of the connection and of every reconnect
         if (settings.password().isPresent()) {
             char[] password = settings.password().get().toCharArray();
             if (settings.user().isPresent()) uri.withAuthentication(settings.user().get(), password);
             else uri.withPassword(password);
         }
         try {
-            return new RedisConnection(Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri.build()));
+            StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri.build());
+            connection.setTimeout(settings.timeout()); // each command's bound
+            return new RedisConnection(connection);
         } catch (RedisException e) {
             RedisCommandExecutionException refused = RedisErrors.serverError(e);
             if (refused != null) {
@@ -87,7 +97,7 @@ final class RedisConnection implements AutoCloseable {
                         + refused.getMessage() + RedisErrors.advice(refused), RedisErrors.retriable(refused), e);
             }
             throw new LockBackendException("cannot connect to Redis at " + settings.describe() + " within "
-                    + settings.timeout().toMillis() + " ms: " + RedisErrors.rootMessage(e)
+                    + setup.toMillis() + " ms: " + RedisErrors.rootMessage(e)
                     + " (is the server up, and host and port right?)", true, e);
         }
     }
