@@ -10,5 +10,5 @@ bash scripts/install.sh
 bash scripts/model-check.sh
 mvn -B -ntp verify "$@"
 
-# the out-of-tree backend example, on its own POM against the installed kit (~3 min)
+# the out-of-tree backend example, on its own POM against the installed kit (~4 min)
 bash examples/lock-redis/test.sh

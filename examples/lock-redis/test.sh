@@ -7,7 +7,8 @@
 #   4. builds a plugin folder — the example's jar and its runtime dependencies, not lock-api —
 #      and runs `latchkey run` with LATCHKEY_PLUGIN_PATH pointing at it.
 # It also checks that the POM in README.md is pom.xml.
-# Maven settings such as -Dmaven.repo.local go in MAVEN_OPTS. About 3 minutes on 2 cores.
+# Maven settings such as -Dmaven.repo.local go in MAVEN_OPTS. About 4 minutes on 2 busy cores, 2-3 of
+# them the example's build and kit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 example=examples/lock-redis
