@@ -14,6 +14,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -39,34 +40,45 @@ import java.util.Optional;
  * setting, checked once by {@link RedisLockProvider} (see README.md). Record ages are not reported
  * ({@link StoredRecord#age()} is null): the lease engine judges staleness by watching a version
  * unchanged for a TTL on its own monotonic clock, so no server or client wall clock is trusted.
+ * Waiters are woken by the writes' announcements ({@link RedisChangeFeed}), which bear on
+ * liveness only.
  */
 public final class RedisConditionalStore implements ConditionalStore {
     private static final byte[] DATA = bytes("d");
     private static final byte[] VERSION = bytes("v");
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** KEYS[1] record; ARGV[1] data, ARGV[2] new version. Returns the version, or false if the record exists. */
+    // Each script: KEYS[1] the record, ARGV[1] the change channel (RedisChangeFeed), which hears the
+    // record's key after every write that landed.
+    /** ARGV[2] data, ARGV[3] new version. Returns the version, or false if the record exists. */
     private static final String CREATE = """
             if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-            redis.call('HSET', KEYS[1], 'd', ARGV[1], 'v', ARGV[2])
-            return ARGV[2]""";
-    /** KEYS[1] record; ARGV[1] expected version, ARGV[2] data, ARGV[3] new version. False unless v matched. */
-    private static final String REPLACE = """
-            if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return false end
             redis.call('HSET', KEYS[1], 'd', ARGV[2], 'v', ARGV[3])
+            redis.call('PUBLISH', ARGV[1], KEYS[1])
             return ARGV[3]""";
-    /** KEYS[1] record; ARGV[1] expected version. 1 if deleted, 0 if it changed or is gone. */
+    /** ARGV[2] expected version, ARGV[3] data, ARGV[4] new version. False unless v matched. */
+    private static final String REPLACE = """
+            if redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then return false end
+            redis.call('HSET', KEYS[1], 'd', ARGV[3], 'v', ARGV[4])
+            redis.call('PUBLISH', ARGV[1], KEYS[1])
+            return ARGV[4]""";
+    /** ARGV[2] expected version. 1 if deleted, 0 if it changed or is gone. */
     private static final String DELETE = """
-            if redis.call('HGET', KEYS[1], 'v') ~= ARGV[1] then return 0 end
+            if redis.call('HGET', KEYS[1], 'v') ~= ARGV[2] then return 0 end
             redis.call('DEL', KEYS[1])
+            redis.call('PUBLISH', ARGV[1], KEYS[1])
             return 1""";
 
     private final RedisConnection connection;
+    private final RedisChangeFeed changes;
+    private final byte[] channel;
     private final String keyPrefix; // "<prefix>:"
     private final String description;
 
-    RedisConditionalStore(RedisConnection connection, RedisSettings settings) {
+    RedisConditionalStore(RedisConnection connection, RedisChangeFeed changes, RedisSettings settings) {
         this.connection = Objects.requireNonNull(connection, "connection");
+        this.changes = Objects.requireNonNull(changes, "changes");
+        this.channel = bytes(RedisChangeFeed.channel(settings));
         this.keyPrefix = settings.prefix() + ":";
         this.description = settings.describe();
     }
@@ -89,7 +101,7 @@ public final class RedisConditionalStore implements ConditionalStore {
     public Optional<String> create(String name, byte[] data) {
         byte[] version = newVersion();
         byte[] written = call("create (EVAL)", name, c -> c.eval(CREATE, ScriptOutputType.VALUE, new byte[][] {key(name)},
-                data, version));
+                channel, data, version));
         return Optional.ofNullable(written).map(RedisConditionalStore::string);
     }
 
@@ -98,7 +110,7 @@ public final class RedisConditionalStore implements ConditionalStore {
         Objects.requireNonNull(expectedVersion, "expectedVersion");
         byte[] version = newVersion();
         byte[] written = call("replace (EVAL)", name, c -> c.eval(REPLACE, ScriptOutputType.VALUE,
-                new byte[][] {key(name)}, bytes(expectedVersion), data, version));
+                new byte[][] {key(name)}, channel, bytes(expectedVersion), data, version));
         return Optional.ofNullable(written).map(RedisConditionalStore::string);
     }
 
@@ -106,7 +118,7 @@ public final class RedisConditionalStore implements ConditionalStore {
     public boolean delete(String name, String expectedVersion) {
         Objects.requireNonNull(expectedVersion, "expectedVersion");
         Long deleted = call("delete (EVAL)", name, c -> c.eval(DELETE, ScriptOutputType.INTEGER,
-                new byte[][] {key(name)}, bytes(expectedVersion)));
+                new byte[][] {key(name)}, channel, bytes(expectedVersion)));
         return deleted != null && deleted == 1L;
     }
 
@@ -130,6 +142,22 @@ public final class RedisConditionalStore implements ConditionalStore {
         return names;
     }
 
+    /**
+     * Returns when another client's write of {@code name} is announced ({@link RedisChangeFeed}), or
+     * after {@code max}. A record that already differs from {@code version} returns at once; a read
+     * that fails here just lets the wait run its bound (the caller's next attempt reports errors).
+     */
+    @Override
+    public void awaitChange(String name, String version, Duration max) throws InterruptedException {
+        changes.await(keyPrefix + name, max, () -> {
+            try {
+                return read(name).map(StoredRecord::version).filter(version::equals).isPresent();
+            } catch (LockBackendException e) {
+                return true;
+            }
+        });
+    }
+
     @Override
     public String describe() {
         return description;
@@ -137,7 +165,11 @@ public final class RedisConditionalStore implements ConditionalStore {
 
     @Override
     public void close() {
-        connection.close();
+        try {
+            changes.close();
+        } finally {
+            connection.close();
+        }
     }
 
     private byte[] key(String name) {

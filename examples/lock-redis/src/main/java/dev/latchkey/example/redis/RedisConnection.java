@@ -42,9 +42,9 @@ final class RedisConnection implements AutoCloseable {
      * so a heartbeat finds the server again within a fraction of a TTL after it comes back.
      */
     private static final class Shared {
-        static final RedisClient CLIENT = client();
+        static final RedisClient CLIENT = create();
 
-        private static RedisClient client() {
+        private static RedisClient create() {
             RedisClient client = RedisClient.create(DefaultClientResources.builder()
                     .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                     .build());
@@ -77,6 +77,30 @@ final class RedisConnection implements AutoCloseable {
      * get less: a fresh process on a busy machine spends seconds loading the client's classes.
      */
     static RedisConnection open(RedisSettings settings) {
+        RedisURI uri = redisUri(settings);
+        try {
+            StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri);
+            connection.setTimeout(settings.timeout()); // each command's bound
+            return new RedisConnection(connection);
+        } catch (RedisException e) {
+            throw connectFailure(settings, uri, e);
+        }
+    }
+
+    /** What a failed connection set-up tells the caller: the server's refusal, or why it was not reached. */
+    static LockBackendException connectFailure(RedisSettings settings, RedisURI uri, RedisException e) {
+        RedisCommandExecutionException refused = RedisErrors.serverError(e);
+        if (refused != null) {
+            return new LockBackendException("Redis at " + settings.describe() + " refused the connection: "
+                    + refused.getMessage() + RedisErrors.advice(refused), RedisErrors.retriable(refused), e);
+        }
+        return new LockBackendException("cannot connect to Redis at " + settings.describe() + " within "
+                + uri.getTimeout().toMillis() + " ms: " + RedisErrors.rootMessage(e)
+                + " (is the server up, and host and port right?)", true, e);
+    }
+
+    /** The server's address and credentials, with the set-up bound as the URI's timeout. */
+    static RedisURI redisUri(RedisSettings settings) {
         Duration setup = settings.timeout().compareTo(SETUP_FLOOR) > 0 ? settings.timeout() : SETUP_FLOOR;
         RedisURI.Builder uri = RedisURI.Builder.redis(settings.host(), settings.port())
                 .withDatabase(settings.database())
@@ -86,20 +110,12 @@ final class RedisConnection implements AutoCloseable {
             if (settings.user().isPresent()) uri.withAuthentication(settings.user().get(), password);
             else uri.withPassword(password);
         }
-        try {
-            StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri.build());
-            connection.setTimeout(settings.timeout()); // each command's bound
-            return new RedisConnection(connection);
-        } catch (RedisException e) {
-            RedisCommandExecutionException refused = RedisErrors.serverError(e);
-            if (refused != null) {
-                throw new LockBackendException("Redis at " + settings.describe() + " refused the connection: "
-                        + refused.getMessage() + RedisErrors.advice(refused), RedisErrors.retriable(refused), e);
-            }
-            throw new LockBackendException("cannot connect to Redis at " + settings.describe() + " within "
-                    + setup.toMillis() + " ms: " + RedisErrors.rootMessage(e)
-                    + " (is the server up, and host and port right?)", true, e);
-        }
+        return uri.build();
+    }
+
+    /** The client every store shares (also for {@link RedisChangeFeed}'s connection). */
+    static RedisClient client() {
+        return Shared.CLIENT;
     }
 
     <T> T run(Command<T> command) {

@@ -24,7 +24,7 @@ final class RedisErrors {
     static String advice(RedisCommandExecutionException e) {
         String m = String.valueOf(e.getMessage());
         if (m.startsWith("NOAUTH") || m.startsWith("WRONGPASS")) return " (check the user and password in the URI)";
-        if (m.startsWith("NOPERM")) return " (the ACL user needs EVAL, HMGET, SCAN and INFO on the lock prefix's keys)";
+        if (m.startsWith("NOPERM")) return " (the ACL user needs EVAL, HMGET, SCAN, INFO and SUBSCRIBE, and the lock prefix's keys and channel)";
         if (m.startsWith("WRONGTYPE")) return " (another application uses this key: give the locks their own prefix=…)";
         if (m.startsWith("OOM")) return " (the server is out of memory; locks need maxmemory-policy noeviction and room)";
         if (m.startsWith("READONLY")) return " (the URI names a replica, or a failover is under way: point it at the primary)";

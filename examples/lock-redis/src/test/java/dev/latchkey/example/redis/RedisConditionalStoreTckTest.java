@@ -10,4 +10,10 @@ class RedisConditionalStoreTckTest extends ConditionalStoreContract {
     protected ConditionalStore newStore() {
         return RedisLockProvider.openStore(LockUri.parse(RedisServer.uri()));
     }
+
+    /** Every write script publishes the record's key; awaitChange listens (RedisChangeFeed). */
+    @Override
+    protected boolean wakesOnChange() {
+        return true;
+    }
 }

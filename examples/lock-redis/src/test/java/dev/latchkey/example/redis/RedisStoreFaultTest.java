@@ -1,12 +1,13 @@
 package dev.latchkey.example.redis;
 
+import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.engine.LeaseEngine;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.StoreFaultContract;
-import java.util.Set;
+import java.util.EnumSet;
 
 /** The kit's store faults (lost replies, refused writes, hung renewals, random faults) over the Redis store. */
 class RedisStoreFaultTest extends StoreFaultContract {
@@ -15,9 +16,9 @@ class RedisStoreFaultTest extends StoreFaultContract {
         return RedisLockProvider.openStore(LockUri.parse(RedisServer.uri()));
     }
 
-    /** As {@link RedisLockProvider} builds it: no extra capability. */
+    /** As {@link RedisLockProvider} builds it. */
     @Override
     protected LockManager newManager(ConditionalStore store, LockContext context) {
-        return new LeaseEngine(store, context, Set.of());
+        return new LeaseEngine(store, context, EnumSet.of(Capability.NATIVE_WAIT));
     }
 }
