@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install the servers' software, model-check the lock
 # protocols (scripts/model-check.sh), then mvn deploy to a file repository and the artifacts' check.
+# the out-of-tree backend example, on its own POM against the installed kit, then as a plugin of the command (~4 min)
+bash examples/lock-redis/test.sh
 # Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
 # server named by LATCHKEY_TEST_<NAME>_URI when set.
 set -euo pipefail
@@ -14,3 +16,5 @@ mvn -B -ntp deploy -DaltDeploymentRepository=local::file:"$PWD/.run/deploy" "$@"
 bash scripts/check-artifacts.sh .run/deploy
 bash scripts/recipes.sh  # the recipes of docs/pipeline-runners.md, each tested against the real servers
 bash scripts/check-docs.sh  # links, anchors and the sh blocks of README.md and docs/ (about half a minute)
+# the out-of-tree backend example, on its own POM against the installed kit, then as a plugin of the command (~4 min)
+bash examples/lock-redis/test.sh
