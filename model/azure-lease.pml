@@ -186,9 +186,13 @@ inline new_id(c) {
     od
 }
 
+/* the blocking monitor: the client let go of its lease (the first such event sets the bound) */
 inline let_go(c, bound) {
-    if :: gone[c] == 0 || gone[c] > bound -> gone[c] = bound :: else fi
+    if :: gone[c] == 0 -> gone[c] = bound :: else fi
 }
+
+/* a fault hit the withdrawal, or the client crashed: the lease may block until it expires */
+inline relax(c) { gone[c] = TTL + LIFE }
 
 inline fault() { faults_left-- }
 
@@ -376,14 +380,14 @@ end_client:
         :: else                                                  /* the acquisition may still land: go on */
         fi;
         got[i] = 0 }
-    :: atomic { pc[i] == C_WD && wwin[i] > 0 && FAULT -> fault(); wdue[i] = 0; let_go(i, TTL + LIFE);
+    :: atomic { pc[i] == C_WD && wwin[i] > 0 && FAULT -> fault(); wdue[i] = 0; relax(i);
         printf("c%d: a withdrawal try fails\n", i) }
     :: atomic { pc[i] == C_WD && wwin[i] == 0 -> wdue[i] = 0; FREE(i) }   /* gave up: it expires by itself */
 
     /* a crash, at any point */
     :: atomic { crashes_left > 0 && pc[i] != C_DEAD ->
         crashes_left--; printf("c%d crashes\n", i);
-        held[i] = 0; vu[i] = 0; wdue[i] = 0; let_go(i, TTL + LIFE); pc[i] = C_DEAD }
+        held[i] = 0; vu[i] = 0; wdue[i] = 0; relax(i); pc[i] = C_DEAD }
     od
 }
 
