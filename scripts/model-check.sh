@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model-checks the lock protocols with spin (model/*.pml; docs/model-checking.md says what each run
 # proves). Installs spin if missing (Debian package `spin`). Every fixed model must pass its runs;
-# every BUG_ switch (an old bug put back) and the drift sensitivity run must make spin find a
+# every BUG_ switch (an old bug put back, or a design choice reversed) and each drift sensitivity run must make spin find a
 # counterexample, whose trail is printed in short. Exits non-zero if a fixed model fails or a bug
 # switch is not caught. Timings: docs/model-checking.md.
 #
