@@ -42,6 +42,9 @@ import java.time.Duration;
  * <p><b>Time.</b> Each renew and release call ends within the manager's call timeout or a tenth of
  * the TTL, whichever is shorter (1.5 s for a 15 s lease): a renewal that hangs ends well inside the
  * safety margin (TTL/5) and leaves the heartbeat time to try again before the lease's validity ends.
+ *
+ * <p><b>Model.</b> Renew and release as {@code model/azure-lease.pml} models them (see
+ * {@link AzureLeaseManager}).
  */
 final class AzureLease extends ManagedLease {
     private final BlobLeaseClient leases;

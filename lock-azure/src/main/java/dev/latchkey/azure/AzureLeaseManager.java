@@ -70,6 +70,11 @@ import java.util.concurrent.TimeUnit;
  * confirmed or the lease's duration has passed since the acquisition was sent. Releasing by lease id
  * touches no one else's lease. A holder record whose reply was lost, so that the SDK's retry
  * answered 412, is recognised as ours (the record names our lease id and our lease still renews).
+ *
+ * <p><b>Model.</b> {@code model/azure-lease.pml} is a spin model of this protocol and of
+ * {@link AzureLease} (Azure's lease rules, the holder record, withdrawals, break, lost and late
+ * replies), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md} says what it
+ * proves for which bounds. A change to the protocol here belongs in the model too.
  */
 final class AzureLeaseManager implements LockManager {
     private static final System.Logger LOG = System.getLogger(AzureLeaseManager.class.getName());

@@ -43,6 +43,12 @@ import java.util.concurrent.TimeUnit;
  * renewal may have added to the row, once the TTL of the last renewal known to have landed is up.
  * (A statement still running on the server when its client has gone ends within a second, see
  * {@link PgPool}, so a phantom usually does not land at all.)
+ *
+ * <p><b>Model.</b> {@code model/pg-lease.pml} is a spin model of this protocol and of
+ * {@link TableLease} (the four statements by the server's clock, durable and asynchronous commits,
+ * server crashes, lost and late replies, withdrawals), checked by {@code scripts/model-check.sh};
+ * {@code docs/model-checking.md} says what it proves for which bounds. A change to the protocol
+ * here belongs in the model too.
  */
 final class LeaseTableLockManager extends PgLockManager<PgSession> {
     private static final Set<Capability> CAPABILITIES = Set.copyOf(EnumSet.of(

@@ -14,6 +14,8 @@ import java.time.Duration;
  * extended the row further than this lease knows; if the lease then runs out, the manager
  * withdraws it from the row once the TTL of its last renewal known to have landed is up — when
  * the row would have expired anyway — so no phantom extension outlives the lease.
+ *
+ * <p><b>Model.</b> As {@code model/pg-lease.pml} models it (see {@link LeaseTableLockManager}).
  */
 final class TableLease extends ManagedLease {
     private final LeaseTableLockManager manager;
