@@ -2,9 +2,13 @@ package dev.latchkey.postgres;
 
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -142,12 +146,12 @@ final class PgSettings {
 
     /** Settings for connections from {@code dataSource}; {@code params} are our own URI parameters, validated as in a URI. */
     static PgSettings forDataSource(DataSource dataSource, LockUri params) {
-        return new PgSettings(params, Map.of(), java.util.Objects.requireNonNull(dataSource, "dataSource"));
+        return new PgSettings(params, Map.of(), Objects.requireNonNull(dataSource, "dataSource"));
     }
 
     /** A new connection: from the application's data source, or the driver's. */
-    java.sql.Connection newConnection() throws java.sql.SQLException {
-        return dataSource != null ? dataSource.getConnection() : java.sql.DriverManager.getConnection(jdbcUrl, properties);
+    Connection newConnection() throws SQLException {
+        return dataSource != null ? dataSource.getConnection() : DriverManager.getConnection(jdbcUrl, properties);
     }
 
     /** The notification channel of this table (short and fixed: channel names are identifiers). */
