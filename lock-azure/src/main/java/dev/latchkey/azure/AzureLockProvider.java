@@ -33,6 +33,9 @@ import java.util.Set;
  * time to try again. {@code mode=lease} cuts each renewal and release further, to a tenth of the
  * lease's TTL ({@link AzureLease}); {@code mode=etag} cannot (one store serves every TTL), so for
  * TTLs under 25 s choose a {@code timeout} under TTL/5.
+ *
+ * <p>An application that has configured its own {@code BlobContainerClient} opens a manager on it
+ * with {@link AzureLocks}.
  */
 public final class AzureLockProvider implements LockProvider {
     private static final Set<String> PARAMS = Set.of("account", "endpoint", "accountKey", "sas", "mode", "timeout", "maxAttempts");
@@ -57,16 +60,29 @@ public final class AzureLockProvider implements LockProvider {
     /** As {@link #open(LockUri, LockContext)}, with {@code policies} in the client's HTTP pipeline (tests). */
     static LockManager open(LockUri uri, LockContext context, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
+        mode(uri);
+        return open(container(uri, policies), uri, uri.toString(), context);
+    }
+
+    /**
+     * The one way a manager is made: on the container client a URI's settings built, or on the
+     * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
+     */
+    static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
+        String prefix = AzureBlobs.trimSlashes(uri.path());
+        return switch (mode(uri)) {
+            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout(uri), description),
+                    context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+            default -> new AzureLeaseManager(container, prefix, timeout(uri), description, context);
+        };
+    }
+
+    private static String mode(LockUri uri) {
         String mode = uri.param("mode", LockBlobMode.LEASE);
-        switch (mode) {
-            case LockBlobMode.ETAG:
-                return new LeaseEngine(etagStore(uri, policies), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
-            case LockBlobMode.LEASE:
-                return new AzureLeaseManager(container(uri, policies), AzureBlobs.trimSlashes(uri.path()), timeout(uri),
-                        uri.toString(), context);
-            default:
-                throw new UnsupportedLockUriException("mode must be lease or etag, was '" + mode + "': " + uri);
+        if (!mode.equals(LockBlobMode.LEASE) && !mode.equals(LockBlobMode.ETAG)) {
+            throw new UnsupportedLockUriException("mode must be lease or etag, was '" + mode + "': " + uri);
         }
+        return mode;
     }
 
     /** The ETag store alone, for the TCK's CAS contract and {@code latchkey check}. */

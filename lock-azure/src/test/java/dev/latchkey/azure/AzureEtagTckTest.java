@@ -1,17 +1,41 @@
 package dev.latchkey.azure;
 
+import com.azure.storage.blob.BlobContainerClient;
+import com.azure.storage.blob.BlobContainerClientBuilder;
+import com.azure.storage.common.StorageSharedKeyCredential;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import dev.latchkey.spi.LockUri;
 import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
 
-/** The lock contract through {@code azblob://…?mode=etag} against Azurite. */
+/**
+ * The lock contract in {@code mode=etag} against Azurite, through the application's-client route:
+ * the managers of this JVM open on one shared {@link BlobContainerClient} built as an application
+ * would, with the SDK's default retry policy ({@link AzureLocks}); the other mode and the other
+ * processes open the same container and prefix by URI, so both routes must exclude each other. (The
+ * URI route's contract is {@link AzureLeaseTckTest} and {@link AzureEtagStoreContractTest}.)
+ */
 class AzureEtagTckTest extends LockManagerContract {
+    private static BlobContainerClient container;
+
+    @BeforeAll
+    static void buildClient() {
+        LockUri uri = LockUri.parse(Azurite.uri());
+        container = new BlobContainerClientBuilder()
+                .endpoint(uri.param("endpoint").orElseThrow())
+                .credential(new StorageSharedKeyCredential(uri.param("account").orElseThrow(), uri.param("accountKey").orElseThrow()))
+                .containerName(uri.host())
+                .buildClient();
+    }
+
     @Override
     protected LockManager newManager(LockContext context) {
-        return Latchkey.open(Azurite.uri("etag"), context);
+        String prefix = LockUri.parse(Azurite.uri()).path().replaceFirst("^/", "");
+        return AzureLocks.open(container, AzureLocks.options().prefix(prefix).mode(AzureLocks.Mode.ETAG), context);
     }
 
     /** Date and Last-Modified have one-second resolution, and ages are lowered by a second. */

@@ -1,5 +1,6 @@
 package dev.latchkey.clickhouse;
 
+import com.clickhouse.client.api.Client;
 import com.clickhouse.client.api.command.CommandSettings;
 import com.clickhouse.client.api.query.GenericRecord;
 import dev.latchkey.Capability;
@@ -105,12 +106,17 @@ final class ClickHouseLockManager implements LockManager {
     private final String table;
     private final long staleSeconds;
 
-    ClickHouseLockManager(ClickHouseSettings settings, LockContext context) {
+    /**
+     * @param client     the client every statement goes through
+     * @param ownsClient whether {@link #close} closes it: true for the one the URI route built,
+     *                   false for the application's ({@link ClickHouseLocks})
+     */
+    ClickHouseLockManager(ClickHouseSettings settings, Client client, boolean ownsClient, LockContext context) {
         this.settings = settings;
         this.time = context.time();
         this.runtime = LeaseRuntime.create(context, "clickhouse");
         this.table = settings.qualifiedTable();
-        this.sql = new ClickHouseStatements(settings);
+        this.sql = new ClickHouseStatements(settings, client, ownsClient);
         this.withdrawals = new CandidateWithdrawals(runtime, this::tombstone);
         try {
             this.staleSeconds = ensureTable();
@@ -357,7 +363,7 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     private void deleteStale(String key) {
-        CommandSettings sync = new CommandSettings();
+        CommandSettings sync = sql.waitingAtMost(settings.timeout());
         sync.serverSetting("lightweight_deletes_sync", "2");
         sql.execute("delete stale rows", "DELETE FROM " + table + " WHERE state_id = {key:String} "
                 + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND", Map.of("key", key, "stale", staleSeconds), sync);
@@ -410,7 +416,7 @@ final class ClickHouseLockManager implements LockManager {
         return settings.masked();
     }
 
-    /** Closes the client; candidates still waiting to be withdrawn are dropped and end at their TTL. */
+    /** Closes the client if it built it (never the application's); candidates still waiting to be withdrawn are dropped and end at their TTL. */
     @Override
     public void close() {
         withdrawals.close();

@@ -35,7 +35,25 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         boolean ssl = uri.booleanParam("ssl", false);
         int port = uri.port().orElse(ssl ? 8443 : 8123);
         String path = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
+        return from(uri, uri.host(), port, ssl, uri.user().orElse("default"), uri.password().orElse(""),
+                path.isEmpty() ? "default" : path, uri.toString());
+    }
+
+    /**
+     * Settings for the application's own client ({@link ClickHouseLocks}): {@code params} carries
+     * the URI's own parameters and the database as its path, validated as in a URI; where to connect
+     * and as whom is the client's.
+     */
+    static ClickHouseSettings forClient(LockUri params) {
+        params.requireOnly(Set.of("table", "stale", "settle", "timeout"));
+        String path = params.path().startsWith("/") ? params.path().substring(1) : params.path();
         String database = path.isEmpty() ? "default" : path;
+        return from(params, "", 0, false, "", "", database,
+                "clickhouse via the application's Client, database " + database + " " + params.params());
+    }
+
+    private static ClickHouseSettings from(LockUri uri, String host, int port, boolean ssl, String user, String password,
+                                           String database, String masked) {
         String table = uri.param("table", "latchkey_locks");
         for (String ident : new String[] {database, table}) {
             if (!IDENT.matcher(ident).matches()) {
@@ -55,8 +73,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         if (timeout.compareTo(Duration.ofMillis(100)) < 0) {
             throw new UnsupportedLockUriException("timeout must be at least 100ms in " + uri);
         }
-        return new ClickHouseSettings(uri.host(), port, ssl, uri.user().orElse("default"), uri.password().orElse(""),
-                database, table, stale, settle, timeout, uri.toString());
+        return new ClickHouseSettings(host, port, ssl, user, password, database, table, stale, settle, timeout, masked);
     }
 
     /**
@@ -94,6 +111,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
 
     /** Where the locks live, for messages: no credentials. */
     String endpoint() {
+        if (host.isEmpty()) return "the application's client, database " + database + " (table " + table + ")";
         return (ssl ? "https" : "http") + "://" + host + ":" + port + "/" + database + " (table " + table + ")";
     }
 }

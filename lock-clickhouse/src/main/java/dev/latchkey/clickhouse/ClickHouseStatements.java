@@ -2,6 +2,7 @@ package dev.latchkey.clickhouse;
 
 import com.clickhouse.client.api.Client;
 import com.clickhouse.client.api.ClientConfigProperties;
+import com.clickhouse.client.api.ClientFaultCause;
 import com.clickhouse.client.api.ServerException;
 import com.clickhouse.client.api.command.CommandResponse;
 import com.clickhouse.client.api.command.CommandSettings;
@@ -18,8 +19,11 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
 /**
- * The statements of one manager, over its client ({@link ClickHouseSettings#newClient()}: no
- * retries, every wait bounded by {@code timeout}). Every failure surfaces as a
+ * The statements of one manager, over its client: the one {@link ClickHouseSettings#newClient()}
+ * builds, or the application's ({@link ClickHouseLocks}). Every request carries the limits the
+ * protocol rests on, whatever the client's own configuration: no client-side retry (a blind retry of
+ * an INSERT could land after the settle window), synchronous inserts ({@code async_insert=0}), and
+ * every wait — for a pooled connection and for the reply — bounded by {@code timeout}. Every failure surfaces as a
  * {@link LockBackendException} that names the endpoint (never a credential) and what was being
  * done, retriable unless the server's error code says that retrying cannot help (unknown table,
  * syntax, authentication, permissions). Parameters are always bound, never spliced.
@@ -39,27 +43,36 @@ final class ClickHouseStatements implements AutoCloseable {
 
     private final ClickHouseSettings settings;
     private final Client client;
+    /** Whether {@link #close} closes the client: only one we built; never the application's. */
+    private final boolean ownsClient;
 
-    ClickHouseStatements(ClickHouseSettings settings) {
+    ClickHouseStatements(ClickHouseSettings settings, Client client, boolean ownsClient) {
         this.settings = settings;
-        this.client = settings.newClient();
+        this.client = client;
+        this.ownsClient = ownsClient;
     }
 
     /**
      * Limits of one request that waits at most {@code wait} (and never more than {@code timeout})
-     * for a pooled connection and for its reply; connecting keeps the client's own {@code timeout}.
+     * for a pooled connection and for its reply; connecting keeps the client's own connect timeout.
      */
     CommandSettings waitingAtMost(Duration wait) {
+        return limited(new CommandSettings(), wait);
+    }
+
+    /** {@code request} with the protocol's limits (see the class comment), waiting at most {@code wait}. */
+    private <T extends QuerySettings> T limited(T request, Duration wait) {
         long millis = Math.max(1, Math.min(settings.timeout().toMillis(), wait.toMillis()));
-        CommandSettings limits = new CommandSettings();
-        limits.setNetworkTimeout(millis, ChronoUnit.MILLIS);
-        limits.setOption(ClientConfigProperties.CONNECTION_REQUEST_TIMEOUT.getKey(), millis);
-        return limits;
+        request.setNetworkTimeout(millis, ChronoUnit.MILLIS);
+        request.setOption(ClientConfigProperties.CONNECTION_REQUEST_TIMEOUT.getKey(), millis);
+        request.setOption(ClientConfigProperties.CLIENT_RETRY_ON_FAILURE.getKey(), List.of(ClientFaultCause.None));
+        request.serverSetting("async_insert", "0");
+        return request;
     }
 
     List<GenericRecord> query(String what, String sql, Map<String, Object> params) {
         try {
-            return client.queryAll(sql, escaped(params), new QuerySettings());
+            return client.queryAll(sql, escaped(params), limited(new QuerySettings(), settings.timeout()));
         } catch (RuntimeException e) {
             throw backendError(what, e);
         }
@@ -67,7 +80,7 @@ final class ClickHouseStatements implements AutoCloseable {
 
     /** Runs a statement with the client's limits; returns the rows it wrote. */
     long execute(String what, String sql, Map<String, Object> params) {
-        return execute(what, sql, params, new CommandSettings());
+        return execute(what, sql, params, waitingAtMost(settings.timeout()));
     }
 
     long execute(String what, String sql, Map<String, Object> params, CommandSettings commandSettings) {
@@ -87,7 +100,7 @@ final class ClickHouseStatements implements AutoCloseable {
 
     @Override
     public void close() {
-        client.close();
+        if (ownsClient) client.close();
     }
 
     /**

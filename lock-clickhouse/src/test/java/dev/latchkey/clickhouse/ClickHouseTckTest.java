@@ -1,24 +1,50 @@
 package dev.latchkey.clickhouse;
 
+import com.clickhouse.client.api.Client;
+import com.clickhouse.client.api.enums.Protocol;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.ExternalServer;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
+import dev.latchkey.spi.LockUri;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The full Latchkey TCK against the real ClickHouse server. A short settle window (150 ms) keeps
- * the run fast (on one server safety does not rest on it); stale 120 s admits the TCK's one-minute
- * leases.
+ * The full Latchkey TCK against the real ClickHouse server, through the application's-client
+ * route: every manager of this JVM opens on one shared {@link Client} built as an application
+ * would, with the client's defaults (retries included, which each request of ours switches off)
+ * ({@link ClickHouseLocks}); the other configuration and the other processes open the same table by
+ * URI, so both routes must exclude each other. A short settle window (150 ms) keeps the run fast
+ * (on one server safety does not rest on it); stale 120 s admits the TCK's one-minute leases.
  */
 class ClickHouseTckTest extends LockManagerContract {
     private static final String URI = ClickHouseTestServer.uri("table=tck_locks&settle=150ms&stale=120s");
+    private static Client client;
+
+    @BeforeAll
+    static void openClient() {
+        LockUri uri = LockUri.parse(URI);
+        client = new Client.Builder()
+                .addEndpoint(Protocol.HTTP, uri.host(), uri.port().orElse(8123), false)
+                .setUsername(uri.user().orElse("default"))
+                .setPassword(uri.password().orElse(""))
+                .build();
+    }
+
+    /** The application closes its client; the managers never did (each test closes its managers before this). */
+    @AfterAll
+    static void closeClient() {
+        client.close();
+    }
 
     @Override
     protected LockManager newManager(LockContext context) {
-        return Latchkey.open(URI, context);
+        return ClickHouseLocks.open(client, ClickHouseLocks.options().database(ClickHouseTestServer.database()).table("tck_locks")
+                .settle(Duration.ofMillis(150)).stale(Duration.ofSeconds(120)), context);
     }
 
     /**

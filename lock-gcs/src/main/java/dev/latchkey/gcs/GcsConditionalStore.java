@@ -4,6 +4,7 @@ import com.google.api.gax.paging.Page;
 import com.google.api.gax.retrying.RetrySettings;
 import com.google.auth.oauth2.GoogleCredentials;
 import com.google.cloud.NoCredentials;
+import com.google.cloud.http.HttpTransportOptions;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
@@ -117,11 +118,43 @@ public final class GcsConditionalStore implements ConditionalStore {
      * @param timeout  connect and read timeout of each request; also bounds the client's retry
      */
     public static GcsConditionalStore open(String bucket, String prefix, String endpoint, String project, Duration timeout) {
-        String where = "gs://" + bucket + (prefix.isEmpty() ? "" : "/" + prefix)
-                + (endpoint == null ? "" : " at " + endpoint);
+        HttpStorageOptions.Builder options = StorageOptions.http();
+        if (project != null) options.setProjectId(project);
+        if (endpoint != null) {
+            options.setHost(endpoint).setCredentials(NoCredentials.getInstance());
+        } else {
+            try {
+                options.setCredentials(GoogleCredentials.getApplicationDefault());
+            } catch (IOException e) {
+                throw new LockBackendException("no Google credentials for " + where(bucket, prefix, endpoint)
+                        + ": set up Application Default Credentials (gcloud auth application-default login,"
+                        + " GOOGLE_APPLICATION_CREDENTIALS, or a service account on the machine): " + e.getMessage(), false, e);
+            }
+        }
+        try {
+            return open(options.build(), bucket, prefix, endpoint, timeout);
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockBackendException("cannot create a GCS client for " + where(bucket, prefix, endpoint) + ": " + e.getMessage(), false, e);
+        }
+    }
+
+    /**
+     * Opens the store's clients from {@code base} — the URI's settings, or the options of the
+     * application's own {@link Storage} ({@link GcsLocks}): its host, credentials, project,
+     * telemetry and HTTP transport factory (proxy, TLS) are kept; the request timeouts, the retry
+     * settings and the transport's {@code Date} capture are the store's. The clients are the store's
+     * own: {@link #close} closes them, and nothing of the application's.
+     *
+     * @param endpoint named in messages (null: Google's service)
+     */
+    static GcsConditionalStore open(HttpStorageOptions base, String bucket, String prefix, String endpoint, Duration timeout) {
         int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
-        ServerDateTransportOptions transport = new ServerDateTransportOptions(millis, millis);
-        HttpStorageOptions.Builder options = StorageOptions.http()
+        HttpTransportOptions baseTransport = base.getTransportOptions() instanceof HttpTransportOptions t
+                ? t : HttpTransportOptions.newBuilder().build();
+        ServerDateTransportOptions transport = new ServerDateTransportOptions(baseTransport, millis, millis);
+        HttpStorageOptions.Builder options = base.toBuilder()
                 .setTransportOptions(transport)
                 // one retry, quickly: a lock client must report an outage, not hide it for minutes
                 .setRetrySettings(RetrySettings.newBuilder()
@@ -134,27 +167,19 @@ public final class GcsConditionalStore implements ConditionalStore {
                         .setMaxRpcTimeoutDuration(timeout)
                         .setTotalTimeoutDuration(timeout.multipliedBy(2).plusMillis(500))
                         .build());
-        if (project != null) options.setProjectId(project);
-        if (endpoint != null) {
-            options.setHost(endpoint).setCredentials(NoCredentials.getInstance());
-        } else {
-            try {
-                options.setCredentials(GoogleCredentials.getApplicationDefault());
-            } catch (IOException e) {
-                throw new LockBackendException("no Google credentials for " + where
-                        + ": set up Application Default Credentials (gcloud auth application-default login,"
-                        + " GOOGLE_APPLICATION_CREDENTIALS, or a service account on the machine): " + e.getMessage(), false, e);
-            }
-        }
         Storage storage;
         Storage writes;
         try {
             storage = options.build().getService();
             writes = options.setStorageRetryStrategy(NoRetryOnThrottling.INSTANCE).build().getService();
         } catch (RuntimeException e) {
-            throw new LockBackendException("cannot create a GCS client for " + where + ": " + e.getMessage(), false, e);
+            throw new LockBackendException("cannot create a GCS client for " + where(bucket, prefix, endpoint) + ": " + e.getMessage(), false, e);
         }
         return new GcsConditionalStore(storage, writes, transport, bucket, prefix, endpoint);
+    }
+
+    private static String where(String bucket, String prefix, String endpoint) {
+        return "gs://" + bucket + (prefix.isEmpty() ? "" : "/" + prefix) + (endpoint == null ? "" : " at " + endpoint);
     }
 
     private BlobId id(String name) {

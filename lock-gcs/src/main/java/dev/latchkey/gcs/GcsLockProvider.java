@@ -1,5 +1,6 @@
 package dev.latchkey.gcs;
 
+import com.google.cloud.storage.HttpStorageOptions;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
@@ -29,7 +30,8 @@ import java.util.Set;
  *       default suits the default 60 s TTL).</li>
  *   <li>{@code poll}: longest pause between looks at a held lock while waiting (default 100 ms).</li>
  * </ul>
- * The bucket must exist: creating it needs rights a lock client should not have.
+ * The bucket must exist: creating it needs rights a lock client should not have. An application
+ * that has configured its own {@code Storage} opens a manager on it with {@link GcsLocks}.
  */
 public final class GcsLockProvider implements LockProvider {
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
@@ -47,14 +49,28 @@ public final class GcsLockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        GcsConditionalStore store = store(uri);
+        return open(uri, null, context);
+    }
+
+    /** The one way a manager is made: from a URI, or on the options of the application's {@code Storage} ({@link GcsLocks}). */
+    static LockManager open(LockUri uri, HttpStorageOptions application, LockContext context) {
+        GcsConditionalStore store = store(uri, application);
         return new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
                 uri.durationParam("poll", DEFAULT_POLL));
     }
 
     /** The store a {@code gs://} URI names (validated first; nothing is sent yet). */
     static GcsConditionalStore store(LockUri uri) {
-        uri.requireOnly(Set.of("project", "endpoint", "timeout", "poll"));
+        return store(uri, null);
+    }
+
+    /**
+     * @param application the options of the application's client (then {@code uri} names bucket,
+     *                    prefix, timeout and poll only), or null: the URI's endpoint and project
+     *                    with Application Default Credentials
+     */
+    private static GcsConditionalStore store(LockUri uri, HttpStorageOptions application) {
+        uri.requireOnly(application == null ? Set.of("project", "endpoint", "timeout", "poll") : Set.of("timeout", "poll"));
         String bucket = uri.host();
         if (bucket.isEmpty() || uri.user().isPresent() || uri.port().isPresent()) {
             throw new UnsupportedLockUriException("gs:// needs a bucket name and nothing else before the path, e.g. "
@@ -73,7 +89,9 @@ public final class GcsLockProvider implements LockProvider {
         if (timeout.isNegative() || timeout.isZero() || poll.isNegative() || poll.isZero()) {
             throw new UnsupportedLockUriException("timeout and poll must be positive in " + uri);
         }
-        return GcsConditionalStore.open(bucket, prefix, endpoint, uri.param("project").orElse(null), timeout);
+        return application == null
+                ? GcsConditionalStore.open(bucket, prefix, endpoint, uri.param("project").orElse(null), timeout)
+                : GcsConditionalStore.open(application, bucket, prefix, application.getHost(), timeout);
     }
 
     private static String trimSlashes(String path) {

@@ -25,8 +25,12 @@ final class ServerDateTransportOptions extends HttpTransportOptions {
     /** Static: nothing here is per client, and options objects may be serialized and copied. */
     private static final ThreadLocal<Instant> LAST_DATE = new ThreadLocal<>();
 
-    ServerDateTransportOptions(int connectTimeoutMillis, int readTimeoutMillis) {
-        super(HttpTransportOptions.newBuilder().setConnectTimeout(connectTimeoutMillis).setReadTimeout(readTimeoutMillis));
+    /**
+     * @param base the transport to keep (its HTTP transport factory: proxy, TLS), with our timeouts
+     */
+    ServerDateTransportOptions(HttpTransportOptions base, int connectTimeoutMillis, int readTimeoutMillis) {
+        super(HttpTransportOptions.newBuilder().setHttpTransportFactory(base.getHttpTransportFactory())
+                .setConnectTimeout(connectTimeoutMillis).setReadTimeout(readTimeoutMillis));
     }
 
     @Override

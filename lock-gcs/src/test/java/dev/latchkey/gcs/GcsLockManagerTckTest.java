@@ -1,10 +1,13 @@
 package dev.latchkey.gcs;
 
-import dev.latchkey.Latchkey;
+import com.google.cloud.storage.Storage;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import dev.latchkey.spi.LockUri;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The full lock contract on {@code gs://}, against the in-process GCS test server (or
@@ -15,11 +18,30 @@ import java.time.Duration;
  * (TTL/3) needs a TTL of at least 3 s, and one key changes hands about once every two seconds
  * (acquire, then release, a second apart), however many clients want it. The contention tests are
  * sized for that: 24 critical sections in each, not the default 200.
+ *
+ * <p>Through the application's-client route: the managers of this JVM open on one shared
+ * {@link Storage} built as an application would ({@link GcsLocks}), while the other processes open
+ * the same bucket and prefix by URI, so both routes must exclude each other. (The URI route's
+ * contract runs in {@link GcsConditionalStoreTckTest} and the other {@code gs://} tests.)
  */
 class GcsLockManagerTckTest extends LockManagerContract {
+    private static Storage storage;
+
+    @BeforeAll
+    static void openStorage() {
+        storage = GcsFixture.rawClient(LockUri.parse(GcsFixture.uri()).param("endpoint").orElse(null));
+    }
+
+    /** The application closes its client; the managers never did. */
+    @AfterAll
+    static void closeStorage() throws Exception {
+        storage.close();
+    }
+
     @Override
     protected LockManager newManager(LockContext context) {
-        return Latchkey.open(GcsFixture.uri(), context);
+        LockUri uri = LockUri.parse(GcsFixture.uri());
+        return GcsLocks.open(storage, uri.host(), GcsLocks.options().prefix(uri.path().replaceFirst("^/", "")), context);
     }
 
     /** The test server is a real HTTP server: contender JVMs reach it on loopback too. */

@@ -1,7 +1,7 @@
 package dev.latchkey.postgres;
 
+import dev.latchkey.LockBackendException;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -10,6 +10,7 @@ import java.util.Deque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.postgresql.core.BaseConnection;
 
 /**
  * A tiny pool of idle connections. Nothing is validated on borrow (that would cost a round trip
@@ -21,6 +22,14 @@ import java.util.function.Function;
  * end it, or has. Every connection sets {@code client_connection_check_interval} = 1 s (PostgreSQL
  * 14+): a statement still running when its client has gone (timed out, died) ends within a second
  * instead of finishing for nobody — taking a lock, or landing a write.
+ *
+ * <p><b>Connections from an application's {@code DataSource}</b> ({@link PostgresLocks}) are kept
+ * the same way: one taken is ours until we let it go, and letting it go ends its server session
+ * ({@link #closeQuietly} closes the driver's physical connection, not only the pool's wrapper), so a
+ * session that may still hold an advisory lock, or carries a lease's timeouts, never returns to the
+ * application's pool. A connection that arrives holding an advisory lock already (a pool that hands
+ * out sessions it did not end) is refused, so a session's re-entrant advisory locks can never let
+ * two leases share one key.
  */
 final class PgPool<S extends PgSession> implements AutoCloseable {
     /** Runs the driver's abort/timeout work inline: nothing of ours needs another thread. */
@@ -77,8 +86,9 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
     private static Opened open(PgSettings settings) {
         Connection c = null;
         try {
-            c = DriverManager.getConnection(settings.jdbcUrl, settings.properties);
+            c = settings.newConnection();
             long idleLimitMillis;
+            long advisoryLocksHeld;
             try (Statement s = c.createStatement();
                  // fencing tokens are handed out only once their commit is durable: a server whose
                  // default is synchronous_commit=off must not lose them in a crash (see README)
@@ -88,15 +98,27 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
                          // second rather than finishing — and taking a lock, or landing a write, for nobody
                          + " (SELECT set_config(name, '1s', false) FROM pg_settings WHERE name = 'client_connection_check_interval'),"
                          // what the database or role sets (NULL before PostgreSQL 14)
-                         + " extract(epoch FROM current_setting('idle_session_timeout', true)::interval) * 1000")) {
+                         + " extract(epoch FROM current_setting('idle_session_timeout', true)::interval) * 1000,"
+                         // a session from an application's pool that still holds an advisory lock would
+                         // re-grant it to us (they are re-entrant per session): such a session is refused
+                         + " (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())")) {
                 rs.next();
                 idleLimitMillis = rs.getLong(3);
+                advisoryLocksHeld = rs.getLong(4);
+            }
+            if (advisoryLocksHeld > 0) {
+                throw new LockBackendException("PostgreSQL at " + settings.endpoint + ": a new connection's session already holds "
+                        + advisoryLocksHeld + " advisory lock(s); the pool hands out sessions it did not end (reset them with"
+                        + " DISCARD ALL or pg_advisory_unlock_all() on return, or give latchkey a data source of its own)", false);
             }
             c.setNetworkTimeout(INLINE, (int) settings.timeout.toMillis());
             return new Opened(c, TimeUnit.MILLISECONDS.toNanos(idleLimitMillis));
         } catch (SQLException e) {
             closeQuietly(c);
             throw PgErrors.translate(settings, "connecting", e);
+        } catch (RuntimeException e) {
+            closeQuietly(c);
+            throw e;
         }
     }
 
@@ -139,8 +161,18 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
         dropped.forEach(s -> closeQuietly(s.connection));
     }
 
+    /**
+     * Ends {@code c}'s server session: closes the driver's physical connection first (a pooling
+     * data source's wrapper would only return the session, with its locks, to the pool), then the
+     * wrapper, which the pool then drops as closed.
+     */
     static void closeQuietly(Connection c) {
         if (c == null) return;
+        try {
+            c.unwrap(BaseConnection.class).close();
+        } catch (SQLException | RuntimeException ignored) {
+            // not a PgJDBC connection underneath (nothing we open), or already closed
+        }
         try {
             c.close();
         } catch (SQLException | RuntimeException ignored) {

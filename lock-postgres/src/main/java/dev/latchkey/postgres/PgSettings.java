@@ -2,18 +2,24 @@ package dev.latchkey.postgres;
 
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.regex.Pattern;
+import javax.sql.DataSource;
 import org.postgresql.PGProperty;
 
 /**
- * A validated {@code postgres://} URI: where to connect, with which JDBC properties, and how to
- * lock. Anything misspelt is refused before a connection is made; {@link #toString()} is the
- * masked URI, so the password never reaches a message.
+ * A validated {@code postgres://} URI, or an application's {@link DataSource} with the same
+ * parameters ({@link PostgresLocks}): where connections come from, and how to lock. Anything
+ * misspelt is refused before a connection is made; {@link #toString()} is the masked URI (or names
+ * the data source), so the password never reaches a message.
  */
 final class PgSettings {
     /** How keys are locked. */
@@ -24,6 +30,8 @@ final class PgSettings {
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");
 
     final Mode mode;
+    /** The application's data source, or null: connect with {@link #jdbcUrl} and {@link #properties}. */
+    final DataSource dataSource;
     final String jdbcUrl;
     final Properties properties;
     /** {@code host:port/db}: names the endpoint in errors; no credential. */
@@ -53,9 +61,19 @@ final class PgSettings {
     final String registry;
     private final String masked;
 
-    private PgSettings(LockUri uri, Map<String, String> env) {
-        masked = uri.toString();
+    /**
+     * @param dataSource null for a URI; else the application's, and {@code uri} carries only our own
+     *                   parameters (its connection part is unused)
+     */
+    private PgSettings(LockUri uri, Map<String, String> env, DataSource dataSource) {
+        this.dataSource = dataSource;
+        masked = dataSource == null ? uri.toString() : "postgres via the application's " + dataSource.getClass().getName()
+                + (uri.params().isEmpty() ? "" : " " + uri.params());
         for (String name : uri.params().keySet()) {
+            if (dataSource != null && !OWN.contains(name)) {
+                // connection properties belong to the data source the application configured
+                throw new UnsupportedLockUriException("unknown parameter '" + name + "' for " + masked + "; accepted: " + OWN);
+            }
             if (!OWN.contains(name) && PGProperty.forName(name) == null) {
                 throw new UnsupportedLockUriException("unknown parameter '" + name + "' in " + masked
                         + "; accepted: " + OWN + " and PostgreSQL JDBC properties (sslmode, sslrootcert, connectTimeout, ApplicationName, …)");
@@ -84,6 +102,14 @@ final class PgSettings {
             throw new UnsupportedLockUriException("poll must be at least 10ms and timeout at least 100ms in " + masked);
         }
 
+        properties = new Properties();
+        if (dataSource != null) {
+            // the connections are the application's; ours while we hold them, named as ours are
+            endpoint = "the application's DataSource (" + dataSource.getClass().getSimpleName() + ")";
+            jdbcUrl = null;
+            properties.setProperty("ApplicationName", "latchkey");
+            return;
+        }
         String host = uri.host().isEmpty() ? "localhost" : uri.host();
         int port = uri.port().orElse(5432);
         String user = uri.user().orElse(env.getOrDefault("PGUSER", System.getProperty("user.name")));
@@ -92,7 +118,6 @@ final class PgSettings {
         if (db.contains("/")) throw new UnsupportedLockUriException("database name must not contain '/' in " + masked);
         endpoint = host + ":" + port + "/" + db;
 
-        properties = new Properties();
         uri.params().forEach((k, v) -> {
             if (!OWN.contains(k)) properties.setProperty(k, v);
         });
@@ -112,11 +137,21 @@ final class PgSettings {
     }
 
     static PgSettings parse(LockUri uri) {
-        return new PgSettings(uri, System.getenv());
+        return new PgSettings(uri, System.getenv(), null);
     }
 
     static PgSettings parse(LockUri uri, Map<String, String> env) {
-        return new PgSettings(uri, env);
+        return new PgSettings(uri, env, null);
+    }
+
+    /** Settings for connections from {@code dataSource}; {@code params} are our own URI parameters, validated as in a URI. */
+    static PgSettings forDataSource(DataSource dataSource, LockUri params) {
+        return new PgSettings(params, Map.of(), Objects.requireNonNull(dataSource, "dataSource"));
+    }
+
+    /** A new connection: from the application's data source, or the driver's. */
+    Connection newConnection() throws SQLException {
+        return dataSource != null ? dataSource.getConnection() : DriverManager.getConnection(jdbcUrl, properties);
     }
 
     /** The notification channel of this table (short and fixed: channel names are identifiers). */

@@ -9,7 +9,8 @@ import java.util.Set;
 /**
  * {@code postgres://user[:password]@host[:port]/db?mode=advisory|lease&schema=…&table=…&<JDBC properties>}.
  * The password may also come from {@code PGPASSWORD}. The URI is validated completely before any
- * connection is made; connections open lazily, on the first lock operation.
+ * connection is made; connections open lazily, on the first lock operation. An application that
+ * has configured its own {@code DataSource} opens a manager on it with {@link PostgresLocks}.
  */
 public final class PostgresLockProvider implements LockProvider {
     @Override
@@ -24,7 +25,11 @@ public final class PostgresLockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        PgSettings settings = PgSettings.parse(uri);
+        return open(PgSettings.parse(uri), context);
+    }
+
+    /** The one way a manager is made, from a URI or from an application's data source ({@link PostgresLocks}). */
+    static LockManager open(PgSettings settings, LockContext context) {
         return settings.mode == PgSettings.Mode.ADVISORY
                 ? new AdvisoryLockManager(settings, context)
                 : new LeaseTableLockManager(settings, context);

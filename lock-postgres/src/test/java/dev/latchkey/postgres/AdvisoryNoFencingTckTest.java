@@ -1,18 +1,39 @@
 package dev.latchkey.postgres;
 
-import dev.latchkey.Latchkey;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The full TCK against {@code mode=advisory&fencing=false}, where a key's second and later
- * acquisitions write no row on the way in (inspect and list then wait for the background write).
+ * acquisitions write no row on the way in (inspect and list then wait for the background write) —
+ * through the application's-client route: every manager of this JVM opens on one shared HikariCP
+ * pool ({@link PostgresLocks}), as an application's would, while the other processes of the
+ * multi-process tests open the same locks by URI, so both routes must exclude each other. (The
+ * URI route's own TCK is {@link AdvisoryTckTest} and {@link LeaseTckTest}.)
  */
 class AdvisoryNoFencingTckTest extends LockManagerContract {
+    /** Room for the contract's most concurrent leases (one pinned connection each) and its managers' idle ones. */
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void openPool() {
+        pool = PgTestSupport.hikari(60, Duration.ofSeconds(30));
+    }
+
+    /** The application closes its pool; the managers never did (see {@link PostgresLocksTest}). */
+    @AfterAll
+    static void closePool() {
+        pool.close();
+    }
+
     @Override
     protected LockManager newManager(LockContext context) {
-        return Latchkey.open(uriForOtherProcesses(), context);
+        return PostgresLocks.open(pool, PostgresLocks.options().fencing(false).pool(2), context);
     }
 
     @Override

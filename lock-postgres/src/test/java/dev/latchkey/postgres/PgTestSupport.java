@@ -10,6 +10,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.HexFormat;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import org.testcontainers.images.builder.Transferable;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
@@ -71,6 +73,22 @@ final class PgTestSupport {
 
     static LockManager open(String params) {
         return Latchkey.open(with(uri(), params), LockContext.defaults());
+    }
+
+    /**
+     * A HikariCP pool on the test server, configured as an application would (the DataSource route's
+     * tests): at most {@code size} connections, {@code getConnection()} waiting at most {@code wait}.
+     */
+    static HikariDataSource hikari(int size, java.time.Duration wait) {
+        PgSettings s = PgSettings.parse(LockUri.parse(uri()));
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(s.jdbcUrl);
+        config.setDataSourceProperties(s.properties);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(0);
+        config.setConnectionTimeout(wait.toMillis());
+        config.setPoolName("application");
+        return new HikariDataSource(config);
     }
 
     /** A plain JDBC session on the same database, as an administrator's psql would be. */

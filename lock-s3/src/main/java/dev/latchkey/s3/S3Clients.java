@@ -2,6 +2,7 @@ package dev.latchkey.s3;
 
 import java.time.Duration;
 import java.util.function.Consumer;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.http.SdkHttpClient;
@@ -31,8 +32,15 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * full jitter, 1 s × 2ⁿ after throttling): with the defaults (3 s, 2 attempts) one call ends within
  * 7 s, well inside the 12 s safety margin (TTL/5) of the default 60 s TTL, so a lease whose store
  * hangs learns it from an error, and retries, long before it turns invalid.
+ *
+ * <p><b>The application's client</b> ({@link S3Locks}): reads and writes both go through it, and
+ * every request carries {@link #readLimits}/{@link #writeLimits} — the same per-attempt and per-call
+ * timeouts, and the same two retry strategies (as a request-level plugin), so the guarantee above
+ * holds whatever the client was built with. Such clients are the application's: {@link #close}
+ * leaves them open.
  */
-record S3Clients(S3Client reads, S3Client writes, SdkHttpClient http) implements AutoCloseable {
+record S3Clients(S3Client reads, S3Client writes, SdkHttpClient http, AwsRequestOverrideConfiguration readLimits,
+                 AwsRequestOverrideConfiguration writeLimits, boolean owned) implements AutoCloseable {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration BASE_DELAY = Duration.ofMillis(100);
     private static final Duration THROTTLED_BASE_DELAY = Duration.ofSeconds(1);
@@ -50,20 +58,48 @@ record S3Clients(S3Client reads, S3Client writes, SdkHttpClient http) implements
                 .socketTimeout(timeout)
                 .build();
         try {
-            RetryStrategy reads = AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(attempts).build();
-            RetryStrategy writes = DefaultRetryStrategy.standardStrategyBuilder()
-                    .maxAttempts(attempts)
-                    .useClientDefaults(false) // else the client adds back "retry any 5xx and I/O error"
-                    .retryOnException(S3Clients::notApplied)
-                    .treatAsThrottling(t -> t instanceof S3Exception e && S3Answers.isThrottling(e))
-                    .backoffStrategy(BackoffStrategy.exponentialDelay(BASE_DELAY, MAX_BACKOFF))
-                    .throttlingBackoffStrategy(BackoffStrategy.exponentialDelay(THROTTLED_BASE_DELAY, MAX_BACKOFF))
-                    .build();
-            return new S3Clients(client(common, http, reads, timeout, attempts), client(common, http, writes, timeout, attempts), http);
+            AwsRequestOverrideConfiguration none = AwsRequestOverrideConfiguration.builder().build();
+            return new S3Clients(client(common, http, readRetries(attempts), timeout, attempts),
+                    client(common, http, writeRetries(attempts), timeout, attempts), http, none, none, true);
         } catch (RuntimeException e) {
             http.close();
             throw e;
         }
+    }
+
+    /**
+     * The application's {@code client} for reads and writes, each request carrying the limits and
+     * retry strategies {@link #build} gives its own clients; never closed here.
+     */
+    static S3Clients onApplicationClient(S3Client client, Duration timeout, int attempts) {
+        return new S3Clients(client, client, null, limits(readRetries(attempts), timeout, attempts),
+                limits(writeRetries(attempts), timeout, attempts), false);
+    }
+
+    private static AwsRequestOverrideConfiguration limits(RetryStrategy retries, Duration timeout, int attempts) {
+        return AwsRequestOverrideConfiguration.builder()
+                .apiCallAttemptTimeout(timeout)
+                .apiCallTimeout(timeout.multipliedBy(attempts).plusSeconds(1))
+                .addPlugin(config -> config.overrideConfiguration(config.overrideConfiguration().toBuilder()
+                        .retryStrategy(retries).build()))
+                .build();
+    }
+
+    /** Reads are idempotent: the SDK's standard retries, at most {@code attempts} tries. */
+    private static RetryStrategy readRetries(int attempts) {
+        return AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(attempts).build();
+    }
+
+    /** Writes: retried only after an attempt known not to have been applied. */
+    private static RetryStrategy writeRetries(int attempts) {
+        return DefaultRetryStrategy.standardStrategyBuilder()
+                .maxAttempts(attempts)
+                .useClientDefaults(false) // else the client adds back "retry any 5xx and I/O error"
+                .retryOnException(S3Clients::notApplied)
+                .treatAsThrottling(t -> t instanceof S3Exception e && S3Answers.isThrottling(e))
+                .backoffStrategy(BackoffStrategy.exponentialDelay(BASE_DELAY, MAX_BACKOFF))
+                .throttlingBackoffStrategy(BackoffStrategy.exponentialDelay(THROTTLED_BASE_DELAY, MAX_BACKOFF))
+                .build();
     }
 
     /** An attempt of a conditional write that certainly changed nothing, so retrying it is safe. */
@@ -82,9 +118,13 @@ record S3Clients(S3Client reads, S3Client writes, SdkHttpClient http) implements
                 .build();
     }
 
-    /** Closes both clients and the HTTP client they share (the SDK leaves a given HTTP client open). */
+    /**
+     * Closes both clients and the HTTP client they share (the SDK leaves a given HTTP client open)
+     * if they are ours; the application's client stays open.
+     */
     @Override
     public void close() {
+        if (!owned) return;
         try {
             reads.close();
             writes.close();

@@ -107,7 +107,7 @@ public final class S3ConditionalStore implements ConditionalStore {
         String key = objectKey(name);
         ResponseBytes<GetObjectResponse> got;
         try {
-            got = clients.reads().getObjectAsBytes(b -> b.bucket(bucket).key(key));
+            got = clients.reads().getObjectAsBytes(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.readLimits()));
         } catch (S3Exception e) {
             if (e.statusCode() == 404 && !S3Answers.isNoSuchBucket(e)) return Optional.empty();
             throw failure("GetObject", key, e);
@@ -146,7 +146,7 @@ public final class S3ConditionalStore implements ConditionalStore {
     void deleteLoose(String leaf) {
         String key = looseKey(leaf);
         try {
-            clients.writes().deleteObject(b -> b.bucket(bucket).key(key));
+            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.writeLimits()));
         } catch (SdkException e) {
             throw failure("DeleteObject", key, e);
         }
@@ -161,7 +161,7 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     private Optional<String> put(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {
         PutObjectRequest.Builder req = PutObjectRequest.builder().bucket(bucket).key(key)
-                .contentType("application/octet-stream");
+                .contentType("application/octet-stream").overrideConfiguration(clients.writeLimits());
         condition.accept(req);
         try {
             return Optional.of(requireEtag(clients.writes().putObject(req.build(), RequestBody.fromBytes(data)).eTag(), op, key));
@@ -181,9 +181,10 @@ public final class S3ConditionalStore implements ConditionalStore {
             // Some stores (S3Proxy on Azure) answer a conditional delete of a missing key with 204
             // where S3 says 404; a look first keeps "false if gone" true there. Safety does not
             // rest on it: the delete itself stays conditional.
-            String current = clients.reads().headObject(b -> b.bucket(bucket).key(key)).eTag();
+            String current = clients.reads().headObject(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.readLimits())).eTag();
             if (!expectedVersion.equals(current)) return false;
-            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).ifMatch(expectedVersion));
+            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).ifMatch(expectedVersion)
+                    .overrideConfiguration(clients.writeLimits()));
             return true;
         } catch (S3Exception e) {
             if (notWritten(e)) return false;
@@ -197,7 +198,8 @@ public final class S3ConditionalStore implements ConditionalStore {
     public List<String> list(String namePrefix) {
         List<String> names = new ArrayList<>();
         try {
-            for (S3Object o : clients.reads().listObjectsV2Paginator(b -> b.bucket(bucket).prefix(base + namePrefix)).contents()) {
+            for (S3Object o : clients.reads().listObjectsV2Paginator(b -> b.bucket(bucket).prefix(base + namePrefix)
+                    .overrideConfiguration(clients.readLimits())).contents()) {
                 String k = o.key();
                 // only our own records: names never hold '/', so deeper keys belong to something else
                 if (k.endsWith(SUFFIX) && k.indexOf('/', base.length()) < 0) {

@@ -24,6 +24,7 @@ import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
+import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3Configuration;
 
 /**
@@ -49,6 +50,8 @@ import software.amazon.awssdk.services.s3.S3Configuration;
  * given. Each call makes at most {@code maxAttempts} attempts (default 2) of at most
  * {@code timeout} each (default 3 s), and ends within {@code maxAttempts × timeout + 1 s}
  * ({@link S3Clients}), so an unreachable store surfaces in seconds, well inside a lease's margin.
+ *
+ * <p>An application that has configured its own {@code S3Client} opens a manager on it with {@link S3Locks}.
  */
 public final class S3LockProvider implements LockProvider {
     private static final Set<String> PARAMS = Set.of("region", "endpoint", "pathStyle", "accessKeyId",
@@ -65,16 +68,31 @@ public final class S3LockProvider implements LockProvider {
         return "S3 and S3-compatible object stores (conditional writes: If-None-Match / If-Match)";
     }
 
+    /** What {@link S3Locks} takes: the rest is the application client's. */
+    static final Set<String> APPLICATION_PARAMS = Set.of("timeout", "maxAttempts", "staleness");
+
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        S3ConditionalStore store = openStore(uri);
+        return open(openStore(uri), context);
+    }
+
+    /** The one way a manager is made, on a URI's store or on one over the application's client ({@link S3Locks}). */
+    static LockManager open(S3ConditionalStore store, LockContext context) {
         return new LeaseEngine(store, context, store.staleness() == Staleness.SERVER
                 ? EnumSet.of(Capability.SERVER_SIDE_EXPIRY) : EnumSet.noneOf(Capability.class));
     }
 
     /** The store alone, for the TCK's CAS contract and {@code latchkey check}. */
     public S3ConditionalStore openStore(LockUri uri) {
-        uri.requireOnly(PARAMS);
+        return openStore(uri, null);
+    }
+
+    /**
+     * @param application the application's client (then {@code uri} names bucket, prefix and
+     *                    {@link #APPLICATION_PARAMS} only), or null: a client of the URI's settings
+     */
+    static S3ConditionalStore openStore(LockUri uri, S3Client application) {
+        uri.requireOnly(application == null ? PARAMS : APPLICATION_PARAMS);
         if (uri.user().isPresent()) {
             throw new UnsupportedLockUriException("s3:// takes credentials as accessKeyId=…&secretAccessKey=… parameters, not user info: " + uri);
         }
@@ -91,6 +109,12 @@ public final class S3LockProvider implements LockProvider {
         }
         if (timeout.isNegative() || timeout.isZero()) {
             throw new UnsupportedLockUriException("timeout must be positive in " + uri);
+        }
+        if (application != null) {
+            Optional<URI> override = application.serviceClientConfiguration().endpointOverride();
+            return new S3ConditionalStore(S3Clients.onApplicationClient(application, timeout, attempts), bucket, prefix,
+                    override.map(URI::toString).orElse("AWS S3 in " + application.serviceClientConfiguration().region()),
+                    "s3 via the application's S3Client " + uri, staleness(uri, override.isPresent()));
         }
         Staleness staleness = staleness(uri, endpoint.isPresent());
         Region region = region(uri, endpoint.isPresent());
