@@ -84,14 +84,14 @@ public final class S3LockProvider implements LockProvider {
 
     /** The store alone, for the TCK's CAS contract and {@code latchkey check}. */
     public S3ConditionalStore openStore(LockUri uri) {
-        return openStore(uri, null);
+        return storeOn(uri, null);
     }
 
     /**
      * @param application the application's client (then {@code uri} names bucket, prefix and
      *                    {@link #APPLICATION_PARAMS} only), or null: a client of the URI's settings
      */
-    static S3ConditionalStore openStore(LockUri uri, S3Client application) {
+    static S3ConditionalStore storeOn(LockUri uri, S3Client application) {
         uri.requireOnly(application == null ? PARAMS : APPLICATION_PARAMS);
         if (uri.user().isPresent()) {
             throw new UnsupportedLockUriException("s3:// takes credentials as accessKeyId=…&secretAccessKey=… parameters, not user info: " + uri);

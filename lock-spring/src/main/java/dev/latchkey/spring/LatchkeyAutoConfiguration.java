@@ -2,6 +2,7 @@ package dev.latchkey.spring;
 
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
+import dev.latchkey.micrometer.LatchkeyMetrics;
 import dev.latchkey.spi.LockContext;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -17,7 +18,9 @@ import org.springframework.integration.support.locks.LockRegistry;
  * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
  * closes, which stops its heartbeats; held leases then end by release or TTL) and — where Spring
  * Integration is on the class path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
- * its own {@link LockContext} bean is the one the manager is opened with.
+ * its own {@link LockContext} bean is the one the manager is opened with. Where {@code lock-micrometer}
+ * and Micrometer are on the class path, the manager reports to a {@link LatchkeyMetrics} bean, which
+ * Spring Boot's metrics support binds to the application's meter registries like any {@code MeterBinder}.
  */
 @AutoConfiguration
 @ConditionalOnProperty(prefix = "latchkey", name = "uri")
@@ -33,6 +36,23 @@ public class LatchkeyAutoConfiguration {
     public LockManager latchkeyLockManager(LatchkeyProperties properties, ObjectProvider<LockContext> context) {
         properties.leaseOptions(); // a bad ttl, heartbeat or owner fails here, at start-up
         return Latchkey.open(properties.getUri(), context.getIfAvailable(LockContext::defaults));
+    }
+
+    /** Metrics: the manager's listener is fixed when it opens, so the context carrying it is a bean. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"dev.latchkey.micrometer.LatchkeyMetrics", "io.micrometer.core.instrument.MeterRegistry"})
+    static class MetricsConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        LatchkeyMetrics latchkeyMetrics() {
+            return new LatchkeyMetrics();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        LockContext latchkeyLockContext(LatchkeyMetrics metrics) {
+            return LockContext.defaults().withListener(metrics);
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -16,7 +16,10 @@ import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -63,6 +66,36 @@ class LatchkeyAutoConfigurationTest {
             }
             assertThat(c.getBean(LatchkeyHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
         });
+    }
+
+    /** With Boot's metrics support present, a lease taken through the registry shows in the application's meter registry. */
+    @Test
+    void metricsReachTheApplicationsMeterRegistry() {
+        runner.withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+                .withPropertyValues(uri()).run(c -> {
+                    MeterRegistry meters = c.getBean(MeterRegistry.class);
+                    var lock = c.getBean(LatchkeyLockRegistry.class).obtain("k");
+                    lock.lock();
+                    // events reach the listener on the manager's event thread, so the meters follow soon
+                    Await.until("the held-leases gauge shows the lease",
+                            () -> meters.find("latchkey.leases.held").tag("scheme", "file").gauge() != null
+                                    && meters.find("latchkey.leases.held").tag("scheme", "file").gauge().value() == 1);
+                    lock.unlock();
+                    Await.until("the hold timer counts the release", () -> meters.find("latchkey.hold")
+                            .tags("scheme", "file", "end", "released").timer() != null
+                            && meters.find("latchkey.hold").tags("scheme", "file", "end", "released").timer().count() == 1);
+                    assertThat(meters.get("latchkey.acquire").tags("scheme", "file", "outcome", "acquired").timer().count())
+                            .isEqualTo(1);
+                    assertThat(meters.get("latchkey.leases.held").tag("scheme", "file").gauge().value()).isZero();
+                });
+    }
+
+    @Test
+    void noMetricsListenerWithoutMicrometer() {
+        runner.withPropertyValues(uri())
+                .withClassLoader(new FilteredClassLoader("io.micrometer", "dev.latchkey.micrometer"))
+                .run(c -> assertThat(c).hasNotFailed().hasSingleBean(LockManager.class)
+                        .doesNotHaveBean(LockContext.class));
     }
 
     @Test
