@@ -12,8 +12,9 @@ Guarantee: when this exits 0,
 Convention (stated for readers at the top of docs/README.md): `sh` blocks run in order, one bash
 process each, in a scratch directory whose entries link to the repository's top level (so
 `./latchkey` and `./scripts/...` work and new files land in the scratch directory), with
-LATCHKEY_URI set to a scratch file:// directory shared by the blocks of one page. A `sh` block
-preceded by `<!-- not run: REASON -->` is skipped and counted; untagged blocks and blocks tagged
+LATCHKEY_URI set to a scratch file:// directory shared by the blocks of one page (and HOME to a scratch one). A `sh` block
+preceded by `<!-- not run: REASON -->` (or by `<!-- snippet: recipes/NAME/FILE -->`: a recipe, which
+recipes/NAME/test.sh runs against real servers) is skipped and counted; untagged blocks and blocks tagged
 `console`, `text` or another language (`java`, `sql`, `xml`) are never run. A failure prints FILE:LINE of the block.
 Usage: scripts/check-docs.sh [--links-only]
 """
@@ -32,6 +33,8 @@ RUN_TAG = 'sh'
 # tags that look like a shell but would not run: make the writer choose sh (run) or console (not run)
 SHELL_LOOKALIKES = {'bash', 'shell', 'zsh', 'shell-session'}
 NOT_RUN = re.compile(r'<!--\s*not run:\s*(\S.*?)\s*-->')
+# a recipe's snippet (docs/pipeline-runners.md) is run by its own test against real servers instead
+SNIPPET = re.compile(r'<!--\s*snippet:\s*(recipes/([^/\s]+)/\S+)\s*-->')
 # names of documents that live outside the repository; a page must stand alone
 OUTSIDE_DOCUMENTS = ('DESIGN.md', '../shared')
 BLOCK_TIMEOUT_S = 120
@@ -83,8 +86,12 @@ class Page:
         number = fence_line - 2
         while number >= 0 and not self.lines[number].strip():
             number -= 1
-        match = NOT_RUN.search(self.lines[number]) if number >= 0 else None
-        return match.group(1) if match else None
+        line = self.lines[number] if number >= 0 else ''
+        match = NOT_RUN.search(line)
+        if match:
+            return match.group(1)
+        snippet = SNIPPET.search(line)
+        return f'{snippet.group(1)}, run by recipes/{snippet.group(2)}/test.sh (scripts/recipes.sh)' if snippet else None
 
     def anchors(self):
         seen, result = {}, set()
@@ -230,7 +237,10 @@ def run_blocks(all_pages):
             if scratch is None:
                 scratch = tempfile.mkdtemp(prefix='check-docs-')
                 tree = scratch_tree(scratch)
-            env = dict(os.environ, LATCHKEY_URI='file://' + os.path.join(scratch, 'locks'))
+            # HOME too: a block's `~/…` (a plugin folder, say) must never reach the real home directory
+            home = os.path.join(scratch, 'home')
+            os.makedirs(home, exist_ok=True)
+            env = dict(os.environ, LATCHKEY_URI='file://' + os.path.join(scratch, 'locks'), HOME=home)
             began = time.monotonic()
             status, output, failed_line = run_block(body, tree, env)
             ran += 1
