@@ -5,10 +5,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.spi.LockUri;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class LockUriTest {
+    /** The typed options of the client factories become a URI this way: values arrive exactly as given. */
+    @Test
+    void paramsAreEncodedIntoTheQuery() {
+        Map<String, String> params = new LinkedHashMap<>();
+        params.put("owner", "a&b=c d");
+        params.put("timeout", "2s");
+        LockUri uri = LockUri.parse("s3://bucket/locks", params);
+        assertThat(uri.params()).containsExactly(Map.entry("owner", "a&b=c d"), Map.entry("timeout", "2s"));
+        assertThat(uri.path()).isEqualTo("/locks");
+        assertThat(LockUri.parse("postgres:///", Map.of()).params()).isEmpty();
+    }
+
     @Test
     void parsesEveryPart() {
         LockUri u = LockUri.parse("postgres://app:s3cr%40t@db.example:6432/locks?mode=lease&sslmode=require");

@@ -52,6 +52,23 @@ public final class LockUri {
     }
 
     /**
+     * The URI {@code base} (scheme, authority and path, no query) with {@code params} as its query,
+     * each value URL-encoded: how a backend's typed options (its factory on the application's own
+     * client) reach the same settings parsing as a URI.
+     *
+     * @throws UnsupportedLockUriException as {@link #parse(String)}
+     */
+    public static LockUri parse(String base, Map<String, String> params) {
+        StringBuilder text = new StringBuilder(base);
+        char separator = '?';
+        for (Map.Entry<String, String> e : params.entrySet()) {
+            text.append(separator).append(e.getKey()).append('=').append(enc(e.getValue()));
+            separator = '&';
+        }
+        return parse(text.toString());
+    }
+
+    /**
      * @throws UnsupportedLockUriException if the text is not of the form above; the message shows
      *                                     the URI masked
      */

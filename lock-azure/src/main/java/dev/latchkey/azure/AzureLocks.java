@@ -4,15 +4,12 @@ import com.azure.storage.blob.BlobContainerClient;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * Lock managers on the application's own {@link BlobContainerClient} (its credential — Azure AD
@@ -83,9 +80,7 @@ public final class AzureLocks {
         }
 
         LockUri asUri(String container) {
-            return LockUri.parse("azblob://" + container + (prefix.isEmpty() ? "" : "/" + prefix) + (params.isEmpty() ? "" : "?"
-                    + params.entrySet().stream().map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                    .collect(Collectors.joining("&"))));
+            return LockUri.parse("azblob://" + container + (prefix.isEmpty() ? "" : "/" + prefix), params);
         }
     }
 }

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Collectors;
 
 /**
  * Lock managers on the application's own ClickHouse {@link Client} (its endpoints, credentials,
@@ -90,9 +89,7 @@ public final class ClickHouseLocks {
         }
 
         LockUri asUri() {
-            return LockUri.parse("clickhouse:///" + URLEncoder.encode(database, StandardCharsets.UTF_8) + "?"
-                    + params.entrySet().stream().map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                    .collect(Collectors.joining("&")));
+            return LockUri.parse("clickhouse:///" + URLEncoder.encode(database, StandardCharsets.UTF_8), params);
         }
     }
 }

@@ -6,13 +6,10 @@ import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Collectors;
 
 /**
  * Lock managers on the configuration of the application's own {@link Storage} (its credentials,
@@ -86,9 +83,7 @@ public final class GcsLocks {
 
         LockUri asUri(String bucket) {
             String path = prefix.isEmpty() ? "" : "/" + prefix;
-            return LockUri.parse("gs://" + Objects.requireNonNull(bucket, "bucket") + path + (params.isEmpty() ? "" : "?"
-                    + params.entrySet().stream().map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                    .collect(Collectors.joining("&"))));
+            return LockUri.parse("gs://" + Objects.requireNonNull(bucket, "bucket") + path, params);
         }
     }
 }

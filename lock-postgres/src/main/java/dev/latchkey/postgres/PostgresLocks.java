@@ -3,14 +3,11 @@ package dev.latchkey.postgres;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -114,9 +111,7 @@ public final class PostgresLocks {
 
         /** The options as URI parameters, for the settings record's one validation. */
         LockUri asUri() {
-            return LockUri.parse("postgres:///?" + params.entrySet().stream()
-                    .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                    .collect(Collectors.joining("&")));
+            return LockUri.parse("postgres:///", params);
         }
     }
 }

@@ -3,14 +3,11 @@ package dev.latchkey.s3;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Collectors;
 import software.amazon.awssdk.services.s3.S3Client;
 
 /**
@@ -89,10 +86,7 @@ public final class S3Locks {
         }
 
         LockUri asUri(String bucket) {
-            return LockUri.parse("s3://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix)
-                    + (params.isEmpty() ? "" : "?" + params.entrySet().stream()
-                    .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                    .collect(Collectors.joining("&"))));
+            return LockUri.parse("s3://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix), params);
         }
     }
 }
