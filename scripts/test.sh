@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install the servers' software, model-check the lock
-# protocols (scripts/model-check.sh), then mvn deploy to a file repository and the artifacts' check.
-# the out-of-tree backend example, on its own POM against the installed kit, then as a plugin of the command (~4 min)
-bash examples/lock-redis/test.sh
+# protocols (scripts/model-check.sh), then mvn deploy to a file repository and the artifacts' check,
+# the pipeline recipes, the docs' check and the out-of-tree Redis example as a plugin.
 # Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
 # server named by LATCHKEY_TEST_<NAME>_URI when set.
 set -euo pipefail
