@@ -63,6 +63,15 @@ final class RedisConnection implements AutoCloseable {
     /** The least time a connection's set-up gets. */
     private static final Duration SETUP_FLOOR = Duration.ofSeconds(10);
 
+    /**
+     * How often a set-up whose handshake outcome Lettuce lost is tried. When the server refuses the
+     * handshake (a wrong password) and the channel closes before Lettuce's connect listener runs, that
+     * listener finds no handshake handler and reports "RedisHandshakeHandler not registered" (an
+     * {@link IllegalStateException}) instead of the refusal; another attempt almost always reports
+     * the refusal itself, which is what tells the user to check the password.
+     */
+    private static final int HANDSHAKE_ATTEMPTS = 3;
+
     private final StatefulRedisConnection<byte[], byte[]> connection;
     /** The engine closes its store, and so may the store's owner: close once (Lettuce warns on a second). */
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -78,13 +87,24 @@ final class RedisConnection implements AutoCloseable {
      */
     static RedisConnection open(RedisSettings settings) {
         RedisURI uri = redisUri(settings);
-        try {
-            StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri);
-            connection.setTimeout(settings.timeout()); // each command's bound
-            return new RedisConnection(connection);
-        } catch (RedisException e) {
-            throw connectFailure(settings, uri, e);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri);
+                connection.setTimeout(settings.timeout()); // each command's bound
+                return new RedisConnection(connection);
+            } catch (RedisException e) {
+                if (attempt < HANDSHAKE_ATTEMPTS && lostHandshakeCause(e)) continue;
+                throw connectFailure(settings, uri, e);
+            }
         }
+    }
+
+    private static boolean lostHandshakeCause(RedisException e) {
+        if (RedisErrors.serverError(e) != null) return false;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof IllegalStateException) return true;
+        }
+        return false;
     }
 
     /** What a failed connection set-up tells the caller: the server's refusal, or why it was not reached. */
