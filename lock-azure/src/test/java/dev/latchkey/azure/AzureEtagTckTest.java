@@ -11,6 +11,8 @@ import java.time.Duration;
 import dev.latchkey.spi.LockUri;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The lock contract in {@code mode=etag} against Azurite, through the application's-client route:
@@ -18,7 +20,11 @@ import org.junit.jupiter.api.BeforeAll;
  * would, with the SDK's default retry policy ({@link AzureLocks}); the other mode and the other
  * processes open the same container and prefix by URI, so both routes must exclude each other. (The
  * URI route's contract is {@link AzureLeaseTckTest} and {@link AzureEtagStoreContractTest}.)
+ *
+ * <p>The tests run concurrently: each has its own keys and managers, and most of their time is waiting
+ * (TTLs, the store's pace).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class AzureEtagTckTest extends LockManagerContract {
     private static BlobContainerClient container;
 

@@ -6,11 +6,15 @@ import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The lock contract through {@code azblob://…?mode=lease} (blob leases) against Azurite. Leases last
- * 15–60 s, so the timing tests use 15 s TTLs and long leases are capped at 60 s.
+ * 15–60 s, so the timing tests use 15 s TTLs and long leases are capped at 60 s; they spend those
+ * seconds waiting, so the tests run concurrently (each has its own keys and managers).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class AzureLeaseTckTest extends LockManagerContract {
     @Override
     protected LockManager newManager(LockContext context) {

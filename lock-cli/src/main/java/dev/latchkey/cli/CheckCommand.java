@@ -13,7 +13,11 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -79,6 +83,11 @@ final class CheckCommand implements Callable<Integer> {
     @Option(names = "--skip-cas", description = "Skip the compare-and-swap race and store-fault contracts (and their writes).")
     boolean skipCas;
 
+    @Option(names = "--contract", split = ",", paramLabel = "NAME",
+            description = "Run only these contracts: locks, cas, faults (comma-separated or repeated; default: all three). "
+                    + "E.g. --contract cas for the compare-and-swap races alone, which take seconds.")
+    List<String> contracts = List.of();
+
     @Option(names = "--report", paramLabel = "FILE",
             description = "Also write the results as JUnit XML to FILE (one testcase per test; failures with their message), for CI.")
     Path report;
@@ -90,6 +99,7 @@ final class CheckCommand implements Callable<Integer> {
     public Integer call() {
         if (ttl.isNegative() || ttl.isZero()) throw new ParameterException(spec.commandLine(), "--ttl must be positive");
         if (casRounds < 1) throw new ParameterException(spec.commandLine(), "--cas-rounds must be at least 1");
+        Set<LiveCheck.Contract> chosen = chosenContracts();
         String shown = LockUri.parse(uri).toString(); // a bad URI ends here, as a usage error
         if (report != null && !Files.isDirectory(report.toAbsolutePath().getParent())) {
             throw new ParameterException(spec.commandLine(), "--report: directory " + report.toAbsolutePath().getParent() + " does not exist");
@@ -116,10 +126,12 @@ final class CheckCommand implements Callable<Integer> {
         // with --json, stdout carries the document alone and the progress goes to stderr
         PrintWriter progress = json ? spec.commandLine().getErr() : spec.commandLine().getOut();
         progress.println("check: " + shown + (description.equals(shown) ? "" : " (" + description + ")")
+                + (chosen.size() == LiveCheck.Contract.values().length ? ""
+                        : ", contracts " + chosen.stream().map(LiveCheck.Contract::label).collect(Collectors.joining(",")))
                 + ", ttl " + ttl.toMillis() + " ms, "
                 + (casSkipReason == null ? "cas rounds " + casRounds : "cas skipped"));
         progress.flush();
-        LiveCheck.Settings settings = new LiveCheck.Settings(backends, uri, ttl, casRounds, casSkipReason);
+        LiveCheck.Settings settings = new LiveCheck.Settings(backends, uri, chosen, ttl, casRounds, casSkipReason);
         LiveCheck.Summary s = LiveCheck.run(settings, progress);
         progress.println("check: " + s.passed() + " passed, " + s.failed() + " failed, " + s.skipped() + " skipped");
         progress.flush();
@@ -139,6 +151,16 @@ final class CheckCommand implements Callable<Integer> {
             }
         }
         return s.failed() == 0 ? ExitCodes.OK : ExitCodes.FAILURE;
+    }
+
+    private Set<LiveCheck.Contract> chosenContracts() {
+        if (contracts.isEmpty()) return EnumSet.allOf(LiveCheck.Contract.class);
+        Set<LiveCheck.Contract> chosen = EnumSet.noneOf(LiveCheck.Contract.class);
+        for (String name : contracts) {
+            chosen.add(LiveCheck.Contract.named(name.strip()).orElseThrow(() -> new ParameterException(spec.commandLine(),
+                    "--contract: unknown contract '" + name + "' (choose from locks, cas, faults)")));
+        }
+        return chosen;
     }
 
     /** Whether the provider hands out the store (closed again at once: the contracts open their own). */

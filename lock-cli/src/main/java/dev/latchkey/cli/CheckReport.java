@@ -51,8 +51,9 @@ final class CheckReport {
     }
 
     /**
-     * {@code {"uri", "backend", "ttlMillis", "casRounds", "casSkipped", "passed", "failed", "skipped",
-     * "tests": [{"contract", "test", "status", "seconds", "message"}]}}; {@code casSkipped} is the
+     * {@code {"uri", "backend", "contracts", "ttlMillis", "casRounds", "casSkipped", "passed", "failed", "skipped",
+     * "tests": [{"contract", "test", "status", "seconds", "message"}]}}; {@code contracts} the names of
+     * the contracts that ran ({@code locks}, {@code cas}, {@code faults}), {@code casSkipped} the
      * reason or null, {@code status} one of {@code passed}, {@code failed}, {@code skipped},
      * {@code message} the failure's or skip's text or null.
      */
@@ -62,6 +63,9 @@ final class CheckReport {
             g.writeStartObject();
             g.writeStringField("uri", uri);
             g.writeStringField("backend", backend);
+            g.writeArrayFieldStart("contracts");
+            for (LiveCheck.Contract c : settings.contracts()) g.writeString(c.label());
+            g.writeEndArray();
             g.writeNumberField("ttlMillis", settings.ttl().toMillis());
             g.writeNumberField("casRounds", settings.casRounds());
             g.writeStringField("casSkipped", settings.casSkipReason());

@@ -45,6 +45,7 @@ class CheckReportTest {
         assertThat(r.status()).as("status; stderr:%n%s", r.err()).isZero();
         JsonNode doc = JSON.readTree(r.out()); // stdout is the document alone
         assertThat(doc.get("uri").asText()).isEqualTo("wrapped://ok");
+        assertThat(doc.get("contracts").toString()).isEqualTo("[\"locks\",\"cas\",\"faults\"]");
         assertThat(doc.get("casSkipped").isNull()).isTrue();
         assertThat(doc.get("failed").asInt()).isZero();
         assertThat(statuses(doc)).contains("cas passed", "faults passed", "locks passed");
@@ -72,7 +73,8 @@ class CheckReportTest {
     @Test
     void aFailingCheckIsAJUnitFailureAndANonZeroStatus() throws Exception {
         Path report = dir.resolve("check.xml");
-        InProcessCli.Result r = latchkey("check", "wrapped://lying-store", "--cas-rounds", "5", "--report", report.toString());
+        InProcessCli.Result r = latchkey("check", "wrapped://lying-store", "--cas-rounds", "5", "--contract", "cas",
+                "--report", report.toString());
 
         assertThat(r.status()).as("status; output:%n%s%s", r.out(), r.err()).isEqualTo(ExitCodes.FAILURE);
         assertThat(r.out()).contains("✗ cas racingCreatesHaveExactlyOneWinner");
@@ -90,12 +92,15 @@ class CheckReportTest {
         assertThat(failures.getLength()).isEqualTo(1);
         assertThat(((Element) failures.item(0)).getAttribute("message")).isNotBlank();
         assertThat(Integer.parseInt(xml.getDocumentElement().getAttribute("failures"))).isPositive();
+        NodeList suites = xml.getElementsByTagName("testsuite");
+        assertThat(suites.getLength()).as("suites of a --contract cas check").isEqualTo(1);
+        assertThat(((Element) suites.item(0)).getAttribute("name")).isEqualTo("cas");
     }
 
     @Test
     void aWrapperThatDoesNotExposeItsStoreIsToldWhy() {
         // interposed:// wraps the engine too but keeps the provider's default openStore: no store to race
-        InProcessCli.Result r = latchkey("check", "interposed://x", "--json", "--cas-rounds", "1");
+        InProcessCli.Result r = latchkey("check", "interposed://x", "--json", "--cas-rounds", "1", "--contract", "cas");
         assertThat(r.err()).contains("cas skipped");
         assertThat(r.out()).contains("\"casSkipped\":\"this backend declares CONDITIONAL_STORE but its provider "
                 + "does not expose the store (LockProvider.openStore)\"");

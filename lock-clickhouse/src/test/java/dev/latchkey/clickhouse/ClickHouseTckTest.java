@@ -12,6 +12,8 @@ import dev.latchkey.spi.LockUri;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The full Latchkey TCK against the real ClickHouse server, through the application's-client
@@ -20,7 +22,11 @@ import org.junit.jupiter.api.BeforeAll;
  * ({@link ClickHouseLocks}); the other configuration and the other processes open the same table by
  * URI, so both routes must exclude each other. A short settle window (150 ms) keeps the run fast
  * (on one server safety does not rest on it); stale 120 s admits the TCK's one-minute leases.
+ *
+ * <p>The tests run concurrently: each has its own keys and managers, and most of their time is waiting
+ * (TTLs, the store's pace).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class ClickHouseTckTest extends LockManagerContract {
     private static final String URI = ClickHouseTestServer.uri("table=tck_locks&settle=150ms&stale=120s");
     private static Client client;

@@ -8,6 +8,8 @@ import dev.latchkey.spi.LockUri;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The full lock contract on {@code gs://}, against the in-process GCS test server (or
@@ -23,7 +25,11 @@ import org.junit.jupiter.api.BeforeAll;
  * {@link Storage} built as an application would ({@link GcsLocks}), while the other processes open
  * the same bucket and prefix by URI, so both routes must exclude each other. (The URI route's
  * contract runs in {@link GcsConditionalStoreTckTest} and the other {@code gs://} tests.)
+ *
+ * <p>The tests run concurrently: each has its own keys and managers, and most of their time is waiting
+ * (TTLs, the store's pace).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class GcsLockManagerTckTest extends LockManagerContract {
     private static Storage storage;
 

@@ -19,6 +19,8 @@ import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The lock contract against the real S3 server through the application's-client route: the
@@ -28,7 +30,11 @@ import java.util.List;
  * and other client settings, all by URI, must exclude it on the same keys, as must the other
  * processes, which open the URI. (The URI route's contracts: {@link S3ConditionalStoreContractTest},
  * {@link S3BackendTest} and the fault tests.)
+ *
+ * <p>The tests run concurrently: each has its own keys and managers, and most of their time is waiting
+ * (TTLs, the store's pace).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class S3TckTest extends LockManagerContract {
     private static S3Client client;
 

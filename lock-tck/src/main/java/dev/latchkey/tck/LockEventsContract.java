@@ -168,9 +168,9 @@ public interface LockEventsContract {
                     .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
             Lease lb = TckFixture.within(SOON, "tryAcquire with a blocking listener", () -> b.tryAcquire(kb, LeaseOptions.ttl(ttl)))
                     .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
-            TckFixture.pace(ttl.multipliedBy(3)); // nothing to await: the heartbeats must carry both leases past their TTL
-            assertThat(la.isValid()).as("lease of a manager whose listener throws, after 3 TTLs").isTrue();
-            assertThat(lb.isValid()).as("lease of a manager whose listener blocks, after 3 TTLs").isTrue();
+            TckFixture.pace(ttl.multipliedBy(3).dividedBy(2)); // nothing to await: the heartbeats must carry both leases past their TTL
+            assertThat(la.isValid()).as("lease of a manager whose listener throws, after 1.5 TTLs").isTrue();
+            assertThat(lb.isValid()).as("lease of a manager whose listener blocks, after 1.5 TTLs").isTrue();
             assertThat(contender.tryAcquire(ka, longLease())).as("key of the throwing listener's lease").isEmpty();
             assertThat(contender.tryAcquire(kb, longLease())).as("key of the blocking listener's lease").isEmpty();
             TckFixture.within(SOON, "release with a throwing listener", () -> { la.release(); return null; });

@@ -6,10 +6,15 @@ import dev.latchkey.cli.Backends;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.junit.platform.engine.TestExecutionResult;
@@ -39,17 +44,45 @@ public final class LiveCheck {
     private static final Object RUNNING = new Object();
     private static volatile Settings current;
 
+    /** The contracts a check can run, by the name the output and {@code --contract} use. */
+    public enum Contract {
+        LOCKS("locks", LiveLockContract.class),
+        CAS("cas", LiveStoreContract.class),
+        FAULTS("faults", LiveStoreFaultContract.class);
+
+        private final String label;
+        private final Class<?> tests;
+
+        Contract(String label, Class<?> tests) {
+            this.label = label;
+            this.tests = tests;
+        }
+
+        public String label() {
+            return label;
+        }
+
+        /** The contract of {@code label}, or empty. */
+        public static Optional<Contract> named(String label) {
+            return Arrays.stream(values()).filter(c -> c.label.equals(label)).findFirst();
+        }
+    }
+
     /**
      * What to check and how hard.
      *
      * @param backends      where {@code uri}'s backend comes from (built in or a plugin)
+     * @param contracts     the contracts to run (at least one)
      * @param casSkipReason why the compare-and-swap contract is skipped, or null to run it
      */
-    public record Settings(Backends backends, String uri, Duration ttl, int casRounds, String casSkipReason) {
+    public record Settings(Backends backends, String uri, Set<Contract> contracts, Duration ttl, int casRounds,
+                           String casSkipReason) {
         public Settings {
             Objects.requireNonNull(backends, "backends");
             Objects.requireNonNull(uri, "uri");
             Objects.requireNonNull(ttl, "ttl");
+            if (contracts.isEmpty()) throw new IllegalArgumentException("no contract to run");
+            contracts = Collections.unmodifiableSet(EnumSet.copyOf(contracts));
         }
     }
 
@@ -105,8 +138,7 @@ public final class LiveCheck {
             try {
                 Reporter reporter = new Reporter(out);
                 LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
-                        .selectors(selectClass(LiveLockContract.class), selectClass(LiveStoreContract.class),
-                                selectClass(LiveStoreFaultContract.class))
+                        .selectors(settings.contracts().stream().map(c -> selectClass(c.tests)).toList())
                         .build(), reporter);
                 Summary summary = new Summary(reporter.outcomes);
                 if (summary.outcomes().isEmpty()) {
@@ -188,10 +220,8 @@ public final class LiveCheck {
     }
 
     private static String label(String className) {
-        if (className.equals(LiveLockContract.class.getName())) return "locks";
-        if (className.equals(LiveStoreContract.class.getName())) return "cas";
-        if (className.equals(LiveStoreFaultContract.class.getName())) return "faults";
-        return className;
+        return Arrays.stream(Contract.values()).filter(c -> c.tests.getName().equals(className))
+                .map(Contract::label).findFirst().orElse(className);
     }
 
     private static String skipReason(TestExecutionResult result) {
