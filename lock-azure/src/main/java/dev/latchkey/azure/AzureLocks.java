@@ -4,10 +4,8 @@ import com.azure.storage.blob.BlobContainerClient;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.spi.UriOptions;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -52,9 +50,8 @@ public final class AzureLocks {
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
-    public static final class Options {
+    public static final class Options extends UriOptions<Options> {
         private String prefix = "";
-        private final Map<String, String> params = new LinkedHashMap<>();
 
         private Options() {}
 
@@ -66,21 +63,16 @@ public final class AzureLocks {
 
         /** {@code mode}: blob leases (default; TTL 15–60 s) or ETag conditional writes (any TTL). */
         public Options mode(Mode mode) {
-            return set("mode", mode.name().toLowerCase(Locale.ROOT));
+            return set("mode", mode);
         }
 
         /** {@code timeout}: bound of each call, its tries included (default 5 s). */
         public Options timeout(Duration timeout) {
-            return set("timeout", timeout.toMillis() + "ms");
-        }
-
-        private Options set(String name, String value) {
-            params.put(name, Objects.requireNonNull(value, name));
-            return this;
+            return set("timeout", timeout);
         }
 
         LockUri asUri(String container) {
-            return LockUri.parse("azblob://" + container + (prefix.isEmpty() ? "" : "/" + prefix), params);
+            return toUri("azblob://" + container + (prefix.isEmpty() ? "" : "/" + prefix));
         }
     }
 }

@@ -4,11 +4,10 @@ import com.clickhouse.client.api.Client;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.spi.UriOptions;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -51,9 +50,8 @@ public final class ClickHouseLocks {
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
-    public static final class Options {
+    public static final class Options extends UriOptions<Options> {
         private String database = "";
-        private final Map<String, String> params = new LinkedHashMap<>();
 
         private Options() {}
 
@@ -70,26 +68,21 @@ public final class ClickHouseLocks {
 
         /** {@code stale}: longest life of a lock row, whole seconds (default 300 s); no TTL may exceed it. */
         public Options stale(Duration stale) {
-            return set("stale", stale.toMillis() + "ms");
+            return set("stale", stale);
         }
 
         /** {@code settle}: how long a candidate waits between its insert and reading all candidates (default 1 s). */
         public Options settle(Duration settle) {
-            return set("settle", settle.toMillis() + "ms");
+            return set("settle", settle);
         }
 
         /** {@code timeout}: longest wait of one request for a connection and for its reply (default 5 s). */
         public Options timeout(Duration timeout) {
-            return set("timeout", timeout.toMillis() + "ms");
-        }
-
-        private Options set(String name, String value) {
-            params.put(name, Objects.requireNonNull(value, name));
-            return this;
+            return set("timeout", timeout);
         }
 
         LockUri asUri() {
-            return LockUri.parse("clickhouse:///" + URLEncoder.encode(database, StandardCharsets.UTF_8), params);
+            return toUri("clickhouse:///" + URLEncoder.encode(database, StandardCharsets.UTF_8));
         }
     }
 }

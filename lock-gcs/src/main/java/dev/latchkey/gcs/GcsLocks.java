@@ -6,9 +6,8 @@ import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.spi.UriOptions;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -54,9 +53,8 @@ public final class GcsLocks {
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
-    public static final class Options {
+    public static final class Options extends UriOptions<Options> {
         private String prefix = "";
-        private final Map<String, String> params = new LinkedHashMap<>();
 
         private Options() {}
 
@@ -68,22 +66,16 @@ public final class GcsLocks {
 
         /** {@code timeout}: per-request connect and read timeout (default 5 s; keep it under TTL/10). */
         public Options timeout(Duration timeout) {
-            return set("timeout", timeout.toMillis() + "ms");
+            return set("timeout", timeout);
         }
 
         /** {@code poll}: longest pause between looks at a held lock while waiting (default 100 ms). */
         public Options poll(Duration poll) {
-            return set("poll", poll.toMillis() + "ms");
-        }
-
-        private Options set(String name, String value) {
-            params.put(name, Objects.requireNonNull(value, name));
-            return this;
+            return set("poll", poll);
         }
 
         LockUri asUri(String bucket) {
-            String path = prefix.isEmpty() ? "" : "/" + prefix;
-            return LockUri.parse("gs://" + Objects.requireNonNull(bucket, "bucket") + path, params);
+            return toUri("gs://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix));
         }
     }
 }

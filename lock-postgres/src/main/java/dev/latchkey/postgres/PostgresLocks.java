@@ -3,11 +3,8 @@ package dev.latchkey.postgres;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.spi.UriOptions;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
@@ -64,14 +61,12 @@ public final class PostgresLocks {
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
-    public static final class Options {
-        private final Map<String, String> params = new LinkedHashMap<>();
-
+    public static final class Options extends UriOptions<Options> {
         private Options() {}
 
         /** {@code mode}: advisory (default) or lease. */
         public Options mode(Mode mode) {
-            return set("mode", mode.name().toLowerCase(Locale.ROOT));
+            return set("mode", mode);
         }
 
         /** {@code schema}: where the lock table lives (default {@code public}). */
@@ -86,32 +81,27 @@ public final class PostgresLocks {
 
         /** {@code pool}: most idle connections the manager keeps between calls (default 8). */
         public Options pool(int pool) {
-            return set("pool", Integer.toString(pool));
+            return set("pool", pool);
         }
 
         /** {@code poll}: how often waiters look again when no notification arrives (default 1 s). */
         public Options poll(Duration poll) {
-            return set("poll", poll.toMillis() + "ms");
+            return set("poll", poll);
         }
 
         /** {@code timeout}: network timeout of one statement that is not a lock wait (default 5 s). */
         public Options timeout(Duration timeout) {
-            return set("timeout", timeout.toMillis() + "ms");
+            return set("timeout", timeout);
         }
 
         /** {@code fencing}: advisory mode only; false skips the durable token for a bare advisory lock's latency. */
         public Options fencing(boolean fencing) {
-            return set("fencing", Boolean.toString(fencing));
-        }
-
-        private Options set(String name, String value) {
-            params.put(name, Objects.requireNonNull(value, name));
-            return this;
+            return set("fencing", fencing);
         }
 
         /** The options as URI parameters, for the settings record's one validation. */
         LockUri asUri() {
-            return LockUri.parse("postgres:///", params);
+            return toUri("postgres:///");
         }
     }
 }

@@ -3,10 +3,8 @@ package dev.latchkey.s3;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
+import dev.latchkey.spi.UriOptions;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -53,9 +51,8 @@ public final class S3Locks {
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
-    public static final class Options {
+    public static final class Options extends UriOptions<Options> {
         private String prefix = "";
-        private final Map<String, String> params = new LinkedHashMap<>();
 
         private Options() {}
 
@@ -67,26 +64,21 @@ public final class S3Locks {
 
         /** {@code timeout}: longest single try of a request (default 3 s). */
         public Options timeout(Duration timeout) {
-            return set("timeout", timeout.toMillis() + "ms");
+            return set("timeout", timeout);
         }
 
         /** {@code maxAttempts}: most tries per request, 1..10 (default 2). */
         public Options maxAttempts(int attempts) {
-            return set("maxAttempts", Integer.toString(attempts));
+            return set("maxAttempts", attempts);
         }
 
         /** {@code staleness}: server clocks ({@code Date − Last-Modified}) or a record observed unchanged for a TTL. */
         public Options staleness(Staleness staleness) {
-            return set("staleness", staleness.name().toLowerCase(Locale.ROOT));
-        }
-
-        private Options set(String name, String value) {
-            params.put(name, Objects.requireNonNull(value, name));
-            return this;
+            return set("staleness", staleness);
         }
 
         LockUri asUri(String bucket) {
-            return LockUri.parse("s3://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix), params);
+            return toUri("s3://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix));
         }
     }
 }
