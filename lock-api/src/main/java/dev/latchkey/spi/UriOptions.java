@@ -19,8 +19,15 @@ import java.util.Objects;
  */
 public abstract class UriOptions<SELF extends UriOptions<SELF>> {
     private final Map<String, String> params = new LinkedHashMap<>();
+    private String path = "";
 
     protected UriOptions() {}
+
+    /** The URI's path below its authority (a bucket's prefix), without the leading slash; default none. */
+    protected final SELF path(String path) {
+        this.path = Objects.requireNonNull(path, "path");
+        return self();
+    }
 
     protected final SELF set(String name, String value) {
         params.put(name, Objects.requireNonNull(value, name));
@@ -45,9 +52,9 @@ public abstract class UriOptions<SELF extends UriOptions<SELF>> {
         return set(name, Objects.requireNonNull(value, name).name().toLowerCase(Locale.ROOT));
     }
 
-    /** {@code base} (scheme, authority and path, e.g. {@code s3://bucket/prefix}) with these options as its parameters. */
+    /** {@code base} (scheme and authority, e.g. {@code s3://bucket}), then the path if set, with these options as its parameters. */
     protected final LockUri toUri(String base) {
-        return LockUri.parse(base, params);
+        return LockUri.parse(path.isEmpty() ? base : base + "/" + path, params);
     }
 
     @SuppressWarnings("unchecked") // SELF is the subclass by the class's declaration

@@ -17,7 +17,8 @@ class UriOptionsTest {
         Options fencing(boolean fencing) { return set("fencing", fencing); }
         Options unit(TimeUnit unit) { return set("unit", unit); }
         Options table(String table) { return set("table", table); }
-        LockUri asUri() { return toUri("x://host/path"); }
+        Options prefix(String prefix) { return path(prefix); }
+        LockUri asUri() { return toUri("x://host"); }
     }
 
     @Test
@@ -28,6 +29,8 @@ class UriOptionsTest {
                 entry("poll", "2000ms"), entry("pool", "8"), entry("fencing", "false"), entry("unit", "seconds"),
                 entry("table", "locks of mine"));
         assertThat(uri.host()).isEqualTo("host");
+        assertThat(uri.path()).isEmpty();
+        assertThat(new Options().prefix("a/b").asUri().path()).isEqualTo("/a/b");
     }
 
     @Test

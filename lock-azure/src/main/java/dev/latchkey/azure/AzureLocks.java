@@ -51,14 +51,11 @@ public final class AzureLocks {
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
     public static final class Options extends UriOptions<Options> {
-        private String prefix = "";
-
         private Options() {}
 
         /** Where in the container the lock blobs live (the URI's path; default the container's root). */
         public Options prefix(String prefix) {
-            this.prefix = Objects.requireNonNull(prefix, "prefix");
-            return this;
+            return path(prefix);
         }
 
         /** {@code mode}: blob leases (default; TTL 15–60 s) or ETag conditional writes (any TTL). */
@@ -72,7 +69,7 @@ public final class AzureLocks {
         }
 
         LockUri asUri(String container) {
-            return toUri("azblob://" + container + (prefix.isEmpty() ? "" : "/" + prefix));
+            return toUri("azblob://" + Objects.requireNonNull(container, "container"));
         }
     }
 }

@@ -54,14 +54,11 @@ public final class GcsLocks {
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
     public static final class Options extends UriOptions<Options> {
-        private String prefix = "";
-
         private Options() {}
 
         /** Where in the bucket the lock objects live (the URI's path; default the bucket's root). */
         public Options prefix(String prefix) {
-            this.prefix = Objects.requireNonNull(prefix, "prefix");
-            return this;
+            return path(prefix);
         }
 
         /** {@code timeout}: per-request connect and read timeout (default 5 s; keep it under TTL/10). */
@@ -75,7 +72,7 @@ public final class GcsLocks {
         }
 
         LockUri asUri(String bucket) {
-            return toUri("gs://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix));
+            return toUri("gs://" + Objects.requireNonNull(bucket, "bucket"));
         }
     }
 }

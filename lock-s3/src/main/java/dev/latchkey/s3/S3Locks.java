@@ -52,14 +52,11 @@ public final class S3Locks {
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
     public static final class Options extends UriOptions<Options> {
-        private String prefix = "";
-
         private Options() {}
 
         /** Where in the bucket the lock objects live (the URI's path; default the bucket's root). */
         public Options prefix(String prefix) {
-            this.prefix = Objects.requireNonNull(prefix, "prefix");
-            return this;
+            return path(prefix);
         }
 
         /** {@code timeout}: longest single try of a request (default 3 s). */
@@ -78,7 +75,7 @@ public final class S3Locks {
         }
 
         LockUri asUri(String bucket) {
-            return toUri("s3://" + Objects.requireNonNull(bucket, "bucket") + (prefix.isEmpty() ? "" : "/" + prefix));
+            return toUri("s3://" + Objects.requireNonNull(bucket, "bucket"));
         }
     }
 }
