@@ -595,7 +595,7 @@ inline local_tick(c) {
     DEC(vu[c], 1); DEC(acd[c], 1); DEC(q[c].cd, 1); DEC(g[c].cd, 1); DEC(wd_win[c], 1);
     if :: cf[c] > 1 -> DEC(cf[c], 1); if :: cf[c] == 0 -> cf[c] = 1 :: else fi :: else fi;
     if :: s_ex && s_lease / LIDS == c -> DEC(s_cd, 1) :: else fi;
-    if :: st[c] == HELD && vu[c] == 0 -> st[c] = LOST :: else fi;          /* the Heartbeats timer: lose() */
+    if :: st[c] == HELD && vu[c] == 0 -> st[c] = LOST :: else fi;          /* the lease's timer: lose() */
     if
     :: wd[c] && wd_win[c] == 0 -> wd[c] = 0; wd_lease[c] = 0; wd_exp[c] = R_NONE; wd_ver[c] = R_NONE; wd_tok[c] = 0; wd_due[c] = 0
     :: wd[c] && wd_win[c] > 0 -> wd_due[c] = 1

@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link Lock} view of one key of a {@link LockManager} ({@link LockManager#asLock}): locking
@@ -35,7 +36,7 @@ public final class LeaseLock implements Lock {
     private final LockManager manager;
     private final String key;
     private final LeaseOptions options;
-    private final Object state = new Object();
+    private final ReentrantLock state = new ReentrantLock();
     private Lease lease;   // guarded by state
     private Thread holder; // guarded by state
 
@@ -87,13 +88,16 @@ public final class LeaseLock implements Lock {
     @Override
     public void unlock() {
         Lease l;
-        synchronized (state) {
+        state.lock();
+        try {
             if (holder != Thread.currentThread()) {
                 throw new IllegalMonitorStateException("lock '" + key + "' is not held by this thread");
             }
             l = lease;
             lease = null;
             holder = null;
+        } finally {
+            state.unlock();
         }
         l.release();
     }
@@ -106,8 +110,11 @@ public final class LeaseLock implements Lock {
 
     /** The lease the current thread holds through this lock, if it does. */
     public Optional<Lease> lease() {
-        synchronized (state) {
+        state.lock();
+        try {
             return holder == Thread.currentThread() ? Optional.of(lease) : Optional.empty();
+        } finally {
+            state.unlock();
         }
     }
 
@@ -137,18 +144,24 @@ public final class LeaseLock implements Lock {
     }
 
     private boolean lockedWith(Lease l) {
-        synchronized (state) {
+        state.lock();
+        try {
             lease = l;
             holder = Thread.currentThread();
+        } finally {
+            state.unlock();
         }
         return true;
     }
 
     private void refuseReentry() {
-        synchronized (state) {
+        state.lock();
+        try {
             if (holder == Thread.currentThread()) {
                 throw new IllegalStateException("lock '" + key + "' is already held by this thread; lease locks are not reentrant");
             }
+        } finally {
+            state.unlock();
         }
     }
 

@@ -2,6 +2,7 @@ package dev.latchkey;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * {@link LockManager#callLocked}: runs work on the caller's thread under a lease and interrupts
@@ -16,7 +17,7 @@ import java.util.concurrent.Callable;
  */
 final class LockedCall<T> {
     private final Thread worker = Thread.currentThread();
-    private final Object state = new Object();
+    private final ReentrantLock state = new ReentrantLock();
     private boolean running = true;       // guarded by state
     private LeaseLostException lost;      // guarded by state
 
@@ -53,17 +54,23 @@ final class LockedCall<T> {
 
     /** No interrupt from now on; the loss, if there was one during the work (its interrupt cleared). */
     private LeaseLostException workEnded() {
-        synchronized (state) {
+        state.lock();
+        try {
             running = false;
             if (lost != null) Thread.interrupted();
             return lost;
+        } finally {
+            state.unlock();
         }
     }
 
     private void interruptWork(LeaseLostException cause) {
-        synchronized (state) {
+        state.lock();
+        try {
             lost = cause;
             if (running) worker.interrupt();
+        } finally {
+            state.unlock();
         }
     }
 }

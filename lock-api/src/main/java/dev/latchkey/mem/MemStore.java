@@ -10,6 +10,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The reference {@link ConditionalStore}: records in a {@link ConcurrentHashMap} of this JVM, each
@@ -25,7 +27,9 @@ public final class MemStore implements ConditionalStore {
 
     private final String name;
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
-    private final Object changed = new Object();
+    /** Waiters sleep on {@link #changed}: a lock, not a monitor, so a waiting virtual thread does not pin its carrier. */
+    private final ReentrantLock changes = new ReentrantLock();
+    private final Condition changed = changes.newCondition();
     private final AtomicInteger waiters = new AtomicInteger();
 
     private MemStore(String name) {
@@ -82,15 +86,18 @@ public final class MemStore implements ConditionalStore {
         long deadline = System.nanoTime() + max.toNanos();
         waiters.incrementAndGet();
         try {
-            synchronized (changed) {
+            changes.lock();
+            try {
                 while (true) {
                     Entry e = entries.get(key);
                     String now = e == null ? null : e.version();
                     if (!Objects.equals(now, version)) return;
                     long left = deadline - System.nanoTime();
                     if (left <= 0) return;
-                    changed.wait(Math.max(1, left / 1_000_000), 0);
+                    changed.awaitNanos(left);
                 }
+            } finally {
+                changes.unlock();
             }
         } finally {
             waiters.decrementAndGet();
@@ -117,8 +124,11 @@ public final class MemStore implements ConditionalStore {
 
     private void signal() {
         if (waiters.get() > 0) {
-            synchronized (changed) {
-                changed.notifyAll();
+            changes.lock();
+            try {
+                changed.signalAll();
+            } finally {
+                changes.unlock();
             }
         }
     }

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The one timer thread that watches every lease of the JVM, however many are held (10,000 leases
- * cost 10,000 small scheduled tasks, not threads). It only checks deadlines and hands due renewals
+ * cost 10,000 small scheduled tasks, not threads), except those of managers whose
+ * {@link LockContext#withScheduler context} names a timer of the application's. It only checks deadlines and hands due renewals
  * to the renewers of the lease's own manager ({@link LeaseRuntime}); it never does I/O, so a lease's
  * loss is signalled on time even while its store hangs.
  *

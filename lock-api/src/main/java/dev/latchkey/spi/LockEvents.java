@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,7 +40,7 @@ public final class LockEvents {
     private final ThreadPoolExecutor thread; // null without a listener
     private final AtomicLong dropped = new AtomicLong();
 
-    LockEvents(String scheme, TimeSource time, LockListener listener) {
+    LockEvents(String scheme, TimeSource time, LockListener listener, ThreadFactory threads) {
         this.scheme = scheme;
         this.time = time;
         this.listener = listener;
@@ -47,7 +48,7 @@ public final class LockEvents {
             this.thread = null;
         } else {
             this.thread = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE),
-                    Heartbeats.daemonThreads("latchkey-events-" + scheme));
+                    threads);
             this.thread.allowCoreThreadTimeOut(true);
         }
     }

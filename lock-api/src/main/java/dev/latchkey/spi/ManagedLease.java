@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -28,7 +29,7 @@ import java.util.function.Consumer;
  * whose outcome is unknown extends nothing. When the deadline passes without a confirmed renewal the
  * lease turns invalid, the backend's {@link #onLost} hook runs and the listeners fire — at least a
  * margin before the store can hand the lock to anyone else. The deadline is enforced by the
- * {@link Heartbeats} timer, which never waits for a renewal in flight: a store that hangs delays
+ * manager's timer ({@link LeaseRuntime#scheduler()}), which never waits for a renewal in flight: a store that hangs delays
  * nothing but its own renewals.
  *
  * <ul>
@@ -75,10 +76,13 @@ public abstract class ManagedLease implements Lease {
     /** When the lease was granted, for the hold time of events. */
     private final long grantedNanos;
 
-    /** Serialises store operations (renew, release) of this lease; held during I/O. */
-    private final Object io = new Object();
+    /**
+     * Serialises store operations (renew, release) of this lease; held during I/O, so a lock rather
+     * than a monitor: a virtual thread waiting for the store under it does not pin its carrier.
+     */
+    private final ReentrantLock io = new ReentrantLock();
     /** Guards the fields below; never held during I/O. */
-    private final Object stateLock = new Object();
+    private final ReentrantLock stateLock = new ReentrantLock();
     private State state = State.HELD;
     private LeaseLostException lostCause;
     private final List<Consumer<? super LeaseLostException>> listeners = new ArrayList<>();
@@ -129,8 +133,11 @@ public abstract class ManagedLease implements Lease {
             } catch (RuntimeException e) {
                 LOG.log(Level.DEBUG, "releasing the late lease on '" + key + "' failed; it ends at its TTL", e);
             }
-            synchronized (stateLock) {
+            stateLock.lock();
+            try {
                 state = State.RELEASED;
+            } finally {
+                stateLock.unlock();
             }
             afterRelease();
             throw new LockBackendException("the store took longer than the lease's validity window ("
@@ -140,8 +147,11 @@ public abstract class ManagedLease implements Lease {
                     + " or a faster store", true);
         }
         events.acquired(key, events.since(requestSentNanos));
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             reschedule();
+        } finally {
+            stateLock.unlock();
         }
     }
 
@@ -211,21 +221,30 @@ public abstract class ManagedLease implements Lease {
 
     @Override
     public final boolean isValid() {
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             return state == State.HELD && time.nanoTime() - validUntilNanos < 0;
+        } finally {
+            stateLock.unlock();
         }
     }
 
     @Override
     public final void renew() {
-        synchronized (io) {
-            synchronized (stateLock) {
+        io.lock();
+        try {
+            LeaseLostException expired = null;
+            stateLock.lock();
+            try {
                 if (state == State.RELEASED || state == State.RELEASING) {
                     throw new IllegalStateException("lease on '" + key + "' was already released");
                 }
                 if (state == State.LOST) throw lostCause;
-                if (time.nanoTime() - validUntilNanos >= 0) throw loseLocked(deadlinePassed());
+                if (time.nanoTime() - validUntilNanos >= 0) expired = deadlinePassed();
+            } finally {
+                stateLock.unlock();
             }
+            if (expired != null) throw lose(expired); // outside stateLock: the hook and listeners run here
             long sent = time.nanoTime();
             long landed;
             try {
@@ -234,15 +253,19 @@ public abstract class ManagedLease implements Lease {
                 throw lose(e);
             } catch (RuntimeException e) {
                 long left;
-                synchronized (stateLock) {
+                stateLock.lock();
+                try {
                     renewalFailing = true;
                     left = validUntilNanos - time.nanoTime();
+                } finally {
+                    stateLock.unlock();
                 }
                 events.renewalFailed(key, Duration.ofNanos(Math.max(0, left)), e);
                 throw e;
             }
             long validFor;
-            synchronized (stateLock) {
+            stateLock.lock();
+            try {
                 if (state == State.LOST) throw lostCause; // the deadline fired while we were renewing
                 long until = landed + options.ttl().toNanos() - marginNanos;
                 if (until - validUntilNanos > 0) {
@@ -254,14 +277,19 @@ public abstract class ManagedLease implements Lease {
                 // an earlier write confirmed late leaves little time: the next heartbeat comes soon
                 nextHeartbeatNanos = landed + options.heartbeat().toNanos();
                 reschedule();
+            } finally {
+                stateLock.unlock();
             }
             events.renewed(key, Duration.ofNanos(Math.max(0, validFor)));
+        } finally {
+            io.unlock();
         }
     }
 
     @Override
     public final void release() {
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             if (state == State.RELEASED) return;
             if (state == State.LOST) throw lostCause;
             if (state == State.HELD) {
@@ -270,11 +298,17 @@ public abstract class ManagedLease implements Lease {
                 state = State.RELEASING;
                 if (tick != null) tick.cancel(false);
             }
+        } finally {
+            stateLock.unlock();
         }
-        synchronized (io) {
-            synchronized (stateLock) {
+        io.lock();
+        try {
+            stateLock.lock();
+            try {
                 if (state == State.RELEASED) return;
                 if (state == State.LOST) throw lostCause; // the renewal in flight found it lost
+            } finally {
+                stateLock.unlock();
             }
             try {
                 releaseInStore();
@@ -284,9 +318,12 @@ public abstract class ManagedLease implements Lease {
                 throw e;
             } catch (RuntimeException e) {
                 boolean schedule;
-                synchronized (stateLock) {
+                stateLock.lock();
+                try {
                     schedule = !releaseRetrying;
                     releaseRetrying = true;
+                } finally {
+                    stateLock.unlock();
                 }
                 if (schedule) {
                     events.released(key, events.since(grantedNanos), false);
@@ -298,12 +335,17 @@ public abstract class ManagedLease implements Lease {
                         !(e instanceof LockBackendException b) || b.isRetriable(), e);
             }
             boolean reported;
-            synchronized (stateLock) {
+            stateLock.lock();
+            try {
                 state = State.RELEASED;
                 reported = releaseRetrying; // an unconfirmed release was reported already
+            } finally {
+                stateLock.unlock();
             }
             if (!reported) events.released(key, events.since(grantedNanos), true);
             afterRelease();
+        } finally {
+            io.unlock();
         }
     }
 
@@ -315,9 +357,13 @@ public abstract class ManagedLease implements Lease {
     /** After a failed release: try again, backing off, until the store's expiry of this lease has passed. */
     private void retryReleaseLater(long delayNanos) {
         runtime.later(Duration.ofNanos(delayNanos), () -> {
-            synchronized (io) {
-                synchronized (stateLock) {
+            io.lock();
+            try {
+                stateLock.lock();
+                try {
                     if (state != State.RELEASING) return; // the caller's own retry got there first
+                } finally {
+                    stateLock.unlock();
                 }
                 boolean done = true;
                 try {
@@ -332,10 +378,15 @@ public abstract class ManagedLease implements Lease {
                     }
                     LOG.log(Level.DEBUG, "gave up releasing the lease on '" + key + "'; it ends at its TTL", e);
                 }
-                synchronized (stateLock) {
+                stateLock.lock();
+                try {
                     state = State.RELEASED;
+                } finally {
+                    stateLock.unlock();
                 }
                 afterRelease();
+            } finally {
+                io.unlock();
             }
         });
     }
@@ -343,12 +394,15 @@ public abstract class ManagedLease implements Lease {
     @Override
     public final void onLost(Consumer<? super LeaseLostException> listener) {
         LeaseLostException cause;
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             if (state != State.LOST) {
                 if (state == State.HELD) listeners.add(listener);
                 return;
             }
             cause = lostCause;
+        } finally {
+            stateLock.unlock();
         }
         listener.accept(cause);
     }
@@ -361,10 +415,13 @@ public abstract class ManagedLease implements Lease {
     @Override
     public String toString() {
         String validity;
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             long left = validUntilNanos - time.nanoTime();
             validity = state != State.HELD ? state.name().toLowerCase(java.util.Locale.ROOT)
                     : left > 0 ? "valid for " + TimeUnit.NANOSECONDS.toMillis(left) + " ms" : "expired";
+        } finally {
+            stateLock.unlock();
         }
         return getClass().getSimpleName() + "[key=" + key + ", leaseId=" + leaseId + ", token=" + fencingToken
                 + ", owner=" + owner + ", ttl=" + options.ttl().toMillis() + "ms, " + validity + "]";
@@ -373,7 +430,8 @@ public abstract class ManagedLease implements Lease {
     /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
     private LeaseLostException lose(LeaseLostException cause) {
         List<Consumer<? super LeaseLostException>> toCall;
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             // HELD, or RELEASING when a release finds the lease already lost
             if (state == State.LOST || state == State.RELEASED) return lostCause != null ? lostCause : cause;
             state = State.LOST;
@@ -381,6 +439,8 @@ public abstract class ManagedLease implements Lease {
             if (tick != null) tick.cancel(false);
             toCall = List.copyOf(listeners);
             listeners.clear();
+        } finally {
+            stateLock.unlock();
         }
         events.lost(key, events.since(grantedNanos), cause);
         try {
@@ -398,19 +458,13 @@ public abstract class ManagedLease implements Lease {
         return cause;
     }
 
-    /** {@link #lose} for callers holding {@code stateLock}: hook and listeners run on the timer. */
-    private LeaseLostException loseLocked(LeaseLostException cause) {
-        Heartbeats.scheduler().execute(() -> lose(cause));
-        return cause;
-    }
-
     /** Under {@code stateLock}: one pending tick, at the next heartbeat or the deadline. */
     private void reschedule() {
         if (state != State.HELD) return;
         if (tick != null) tick.cancel(false);
         long at = options.heartbeatEnabled() && !renewing ? Math.min(nextHeartbeatNanos, validUntilNanos) : validUntilNanos;
         try {
-            tick = Heartbeats.scheduler().schedule(this::tick, Math.max(0, at - time.nanoTime()), TimeUnit.NANOSECONDS);
+            tick = runtime.scheduler().schedule(this::tick, Math.max(0, at - time.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             LOG.log(Level.WARNING, "heartbeat timer rejected lease on '" + key + "'", e);
         }
@@ -430,7 +484,8 @@ public abstract class ManagedLease implements Lease {
     /** On the timer: enforce the deadline, hand a due renewal to the renewer. Never blocks. */
     private void tick() {
         LeaseLostException expired;
-        synchronized (stateLock) {
+        stateLock.lock();
+        try {
             if (state != State.HELD) return;
             long now = time.nanoTime();
             if (now - validUntilNanos < 0) {
@@ -447,6 +502,8 @@ public abstract class ManagedLease implements Lease {
                 return;
             }
             expired = deadlinePassed();
+        } finally {
+            stateLock.unlock();
         }
         lose(expired);
     }
@@ -459,14 +516,20 @@ public abstract class ManagedLease implements Lease {
             // lost (already recorded and signalled) or released meanwhile
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "heartbeat for '" + key + "' failed, retrying", e);
-            synchronized (stateLock) {
+            stateLock.lock();
+            try {
                 long remaining = validUntilNanos - time.nanoTime();
                 nextHeartbeatNanos = time.nanoTime() + Math.max(MIN_RETRY_NANOS, Math.min(options.heartbeat().toNanos(), remaining / 3));
+            } finally {
+                stateLock.unlock();
             }
         } finally {
-            synchronized (stateLock) {
+            stateLock.lock();
+            try {
                 renewing = false;
                 reschedule();
+            } finally {
+                stateLock.unlock();
             }
         }
     }

@@ -69,7 +69,7 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
 
     LeaseTableLockManager(PgSettings settings, LockContext context) {
         super(settings, context, PgSession::new);
-        this.listener = new ReleaseListener(pool, settings.channel());
+        this.listener = new ReleaseListener(pool, settings.channel(), runtime.threads("pg-listen"));
         String t = settings.table;
         // one statement, no more: the holder of a busy key is looked up only by a caller that waits
         acquireSql = "INSERT INTO " + t + " AS l (key, lease_id, owner, token, acquired_at, expires_at, metadata)"

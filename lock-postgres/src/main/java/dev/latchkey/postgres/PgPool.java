@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.postgresql.core.BaseConnection;
 
@@ -40,6 +41,8 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
     private final PgSettings settings;
     private final int maxIdle;
     private final Function<Connection, S> sessions;
+    /** Guards {@code idle} and {@code closed}; never held during I/O. */
+    private final ReentrantLock idleLock = new ReentrantLock();
     private final Deque<S> idle = new ArrayDeque<>();
     private boolean closed;
 
@@ -53,8 +56,11 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
     S borrow() {
         while (true) {
             S s;
-            synchronized (this) {
+            idleLock.lock();
+            try {
                 s = idle.pollFirst();
+            } finally {
+                idleLock.unlock();
             }
             if (s == null) break;
             long limit = s.serverIdleLimitNanos;
@@ -137,12 +143,15 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
             drainIdle();
             return;
         }
-        synchronized (this) {
+        idleLock.lock();
+        try {
             if (!closed && idle.size() < maxIdle) {
                 s.idleSinceNanos = System.nanoTime();
                 idle.addFirst(s);
                 return;
             }
+        } finally {
+            idleLock.unlock();
         }
         closeQuietly(s.connection);
     }
@@ -154,9 +163,12 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
 
     private void drainIdle() {
         Deque<S> dropped;
-        synchronized (this) {
+        idleLock.lock();
+        try {
             dropped = new ArrayDeque<>(idle);
             idle.clear();
+        } finally {
+            idleLock.unlock();
         }
         dropped.forEach(s -> closeQuietly(s.connection));
     }
@@ -206,8 +218,11 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
 
     @Override
     public void close() {
-        synchronized (this) {
+        idleLock.lock();
+        try {
             closed = true;
+        } finally {
+            idleLock.unlock();
         }
         drainIdle();
     }

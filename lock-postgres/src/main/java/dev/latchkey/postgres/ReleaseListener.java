@@ -6,7 +6,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -24,77 +27,110 @@ final class ReleaseListener implements AutoCloseable {
 
     private final PgPool<?> pool;
     private final String channel;
+    private final ThreadFactory threads;
+    /** Guards the fields below; a lock, not a monitor, so a waiting virtual thread does not pin its carrier. */
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled on every release, listener state change and close. */
+    private final Condition changed = lock.newCondition();
     private final Map<String, long[]> waiting = new HashMap<>(); // key -> {waiters, version}
     private Thread thread;
     private boolean attempted;
     private boolean closed;
 
-    ReleaseListener(PgPool<?> pool, String channel) {
+    ReleaseListener(PgPool<?> pool, String channel, ThreadFactory threads) {
         this.pool = pool;
         this.channel = channel;
+        this.threads = threads;
     }
 
     /**
      * Declares interest in {@code key} (starting the listener on first use and waiting briefly
      * for its {@code LISTEN}). Pair with {@link #unregister}.
      */
-    synchronized void register(String key, long startupWaitMillis) throws InterruptedException {
-        if (thread == null && !closed) {
-            thread = new Thread(this::run, "latchkey-pg-listen-" + channel);
-            thread.setDaemon(true);
-            thread.start();
+    void register(String key, long startupWaitMillis) throws InterruptedException {
+        lock.lock();
+        try {
+            if (thread == null && !closed) {
+                thread = threads.newThread(this::run);
+                thread.start();
+            }
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startupWaitMillis);
+            while (!attempted && !closed) {
+                long left = until - System.nanoTime();
+                if (left <= 0) break;
+                changed.awaitNanos(left);
+            }
+            waiting.computeIfAbsent(key, k -> new long[2])[0]++;
+        } finally {
+            lock.unlock();
         }
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startupWaitMillis);
-        while (!attempted && !closed) {
-            long left = until - System.nanoTime();
-            if (left <= 0) break;
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-        }
-        waiting.computeIfAbsent(key, k -> new long[2])[0]++;
     }
 
     /** The release count of a registered key, to pass to {@link #await}. */
-    synchronized long version(String key) {
-        long[] w = waiting.get(key);
-        return w == null ? 0 : w[1];
+    long version(String key) {
+        lock.lock();
+        try {
+            long[] w = waiting.get(key);
+            return w == null ? 0 : w[1];
+        } finally {
+            lock.unlock();
+        }
     }
 
-    synchronized void unregister(String key) {
-        long[] w = waiting.get(key);
-        if (w != null && --w[0] <= 0) waiting.remove(key);
+    void unregister(String key) {
+        lock.lock();
+        try {
+            long[] w = waiting.get(key);
+            if (w != null && --w[0] <= 0) waiting.remove(key);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Waits until {@code key} was released after {@code version} was read, or {@code millis} pass. */
-    synchronized void await(String key, long version, long millis) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (!closed) {
+    void await(String key, long version, long millis) throws InterruptedException {
+        lock.lock();
+        try {
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+            while (!closed) {
+                long[] w = waiting.get(key);
+                if (w == null || w[1] != version) return;
+                long left = until - System.nanoTime();
+                if (left <= 0) return;
+                changed.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void released(String key) {
+        lock.lock();
+        try {
             long[] w = waiting.get(key);
-            if (w == null || w[1] != version) return;
-            long left = until - System.nanoTime();
-            if (left <= 0) return;
-            TimeUnit.NANOSECONDS.timedWait(this, left);
+            if (w != null) {
+                w[1]++;
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
-    private synchronized void released(String key) {
-        long[] w = waiting.get(key);
-        if (w != null) {
-            w[1]++;
-            notifyAll();
+    private void state(boolean nowListening) {
+        lock.lock();
+        try {
+            attempted = true;
+            if (!nowListening) waiting.values().forEach(w -> w[1]++); // nobody can rely on a wake-up now: poll
+            changed.signalAll();
+        } finally {
+            lock.unlock();
         }
-    }
-
-    private synchronized void state(boolean nowListening) {
-        attempted = true;
-        if (!nowListening) waiting.values().forEach(w -> w[1]++); // nobody can rely on a wake-up now: poll
-        notifyAll();
     }
 
     private void run() {
         while (true) {
-            synchronized (this) {
-                if (closed) return;
-            }
+            if (isClosed()) return;
             Connection c = null;
             try {
                 c = pool.open();
@@ -105,9 +141,7 @@ final class ReleaseListener implements AutoCloseable {
                 state(true);
                 PGConnection pg = c.unwrap(PGConnection.class);
                 while (true) {
-                    synchronized (this) {
-                        if (closed) return;
-                    }
+                    if (isClosed()) return;
                     PGNotification[] ns = pg.getNotifications((int) POLL_NOTIFICATIONS_MS);
                     if (ns != null) {
                         for (PGNotification n : ns) released(n.getParameter());
@@ -119,14 +153,26 @@ final class ReleaseListener implements AutoCloseable {
             } finally {
                 PgPool.closeQuietly(c);
             }
-            synchronized (this) {
+            lock.lock();
+            try {
                 if (closed) return;
                 try {
-                    wait(1000); // reconnect back-off; close() wakes it
+                    changed.await(1, TimeUnit.SECONDS); // reconnect back-off; close() wakes it
                 } catch (InterruptedException e) {
                     return;
                 }
+            } finally {
+                lock.unlock();
             }
+        }
+    }
+
+    private boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -144,10 +190,13 @@ final class ReleaseListener implements AutoCloseable {
     @Override
     public void close() {
         Thread t;
-        synchronized (this) {
+        lock.lock();
+        try {
             closed = true;
-            notifyAll();
+            changed.signalAll();
             t = thread;
+        } finally {
+            lock.unlock();
         }
         if (t != null) {
             try {
