@@ -11,8 +11,11 @@ import dev.latchkey.spi.LockContext;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -32,8 +35,6 @@ import picocli.CommandLine.Spec;
 @Command(name = "latchkey", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "Distributed locks from the shell: run a command while holding a lock kept "
                 + "in a file directory, PostgreSQL, ClickHouse, S3, GCS or Azure Blob.",
-        subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
-                BackendsCommand.class, BenchCommand.class, CheckCommand.class},
         exitCodeListHeading = "%nExit status:%n", exitCodeList = {
             "0:Success (for run: the command's own status, 0..255).",
             "1:Operation not supported by the backend, or another lock error.",
@@ -95,7 +96,7 @@ public final class LatchkeyCommand implements Callable<Integer> {
         configureLogging(verboseRequested(args));
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(new PrintStream(System.err, true, Charset.defaultCharset()), true);
-        int status = commandLine(System.getenv(), out, err).execute(args);
+        int status = forArgs(System.getenv(), out, err, args).execute(args);
         out.flush();
         err.flush();
         System.exit(status);
@@ -103,11 +104,40 @@ public final class LatchkeyCommand implements Callable<Integer> {
 
     /** The configured command line; {@code out}/{@code err} receive everything latchkey itself prints. */
     static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
+        return commandLine(env, out, err, SUBCOMMANDS.keySet());
+    }
+
+    /**
+     * The command line for {@code args}: with only the subcommand {@code args[0]} names, when it names
+     * one. Picocli builds the option model of every subcommand it is given, by reflection, in each run
+     * of a short-lived JVM: the six a run does not use cost about a sixth of {@code latchkey run}'s
+     * start. Anything else ({@code --help}, which lists them; a misspelt subcommand) gets them all.
+     */
+    static CommandLine forArgs(Map<String, String> env, PrintWriter out, PrintWriter err, String... args) {
+        String first = args.length > 0 ? args[0] : "";
+        return commandLine(env, out, err, SUBCOMMANDS.containsKey(first) ? Set.of(first) : SUBCOMMANDS.keySet());
+    }
+
+    /** The subcommands by name, in the order {@code latchkey --help} lists them. */
+    private static final Map<String, Class<?>> SUBCOMMANDS = subcommands(RunCommand.class, StatusCommand.class,
+            ListCommand.class, ReleaseCommand.class, BackendsCommand.class, BenchCommand.class, CheckCommand.class);
+
+    private static Map<String, Class<?>> subcommands(Class<?>... commands) {
+        Map<String, Class<?>> byName = new LinkedHashMap<>();
+        for (Class<?> c : commands) byName.put(c.getAnnotation(Command.class).name(), c);
+        return Collections.unmodifiableMap(byName);
+    }
+
+    private static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err, Set<String> names) {
         CommandLine cl = new CommandLine(new LatchkeyCommand(env));
+        SUBCOMMANDS.forEach((name, command) -> {
+            if (names.contains(name)) cl.addSubcommand(name, command);
+        });
         cl.setOut(out);
         cl.setErr(err);
         // everything after CMD belongs to CMD, even without "--": `run --key k ls -l` must not parse -l
-        cl.getSubcommands().get("run").setStopAtPositional(true);
+        CommandLine run = cl.getSubcommands().get("run");
+        if (run != null) run.setStopAtPositional(true);
         cl.setParameterExceptionHandler(LatchkeyCommand::usageError);
         cl.setExecutionExceptionHandler(LatchkeyCommand::failure);
         cl.setCommandName("latchkey");

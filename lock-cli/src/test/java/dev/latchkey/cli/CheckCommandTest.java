@@ -28,7 +28,7 @@ class CheckCommandTest {
     private static Result latchkey(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int status = LatchkeyCommand.commandLine(Map.of(), new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
+        int status = LatchkeyCommand.forArgs(Map.of(), new PrintWriter(out, true), new PrintWriter(err, true), args).execute(args);
         return new Result(status, out.toString(), err.toString());
     }
 

@@ -21,7 +21,7 @@ final class InProcessCli {
     static Result latchkey(Map<String, String> env, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int status = LatchkeyCommand.commandLine(env, new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
+        int status = LatchkeyCommand.forArgs(env, new PrintWriter(out, true), new PrintWriter(err, true), args).execute(args);
         return new Result(status, out.toString(), err.toString());
     }
 

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /**
  * The command in-process over {@code mem://}: argument parsing, messages and exit statuses. CMDs
@@ -349,6 +350,28 @@ class LatchkeyCommandTest {
         assertThat(latchkey("run", "--help").out()).contains("--wait").contains("--on-lost").contains("76");
         assertThat(latchkey("run", "--help").out().replaceAll("\\s+", " ")).contains("CMD then runs beside the next holder");
         assertThat(latchkey("--version").out()).startsWith("latchkey ");
+    }
+
+    /** main() models only the subcommand it runs; what any subcommand prints and does must not change by it. */
+    @Test
+    void theCommandLineOfOneSubcommandBehavesAsTheWholeOne() {
+        for (String name : List.of("run", "status", "list", "release", "backends", "bench", "check")) {
+            StringWriter whole = new StringWriter();
+            int wholeStatus = LatchkeyCommand.commandLine(Map.of(), new PrintWriter(whole, true), new PrintWriter(new StringWriter()))
+                    .execute(name, "--help");
+            StringWriter one = new StringWriter();
+            CommandLine lazy = LatchkeyCommand.forArgs(Map.of(), new PrintWriter(one, true), new PrintWriter(new StringWriter()),
+                    name, "--help");
+            assertThat(lazy.getSubcommands().keySet()).as("subcommands modelled for '%s'", name).containsExactly(name);
+            assertThat(lazy.execute(name, "--help")).isEqualTo(wholeStatus).isZero();
+            assertThat(one.toString()).as("help of '%s'", name).isEqualTo(whole.toString());
+        }
+        // anything else gets them all: the root's help lists them, a misspelt one is a usage error
+        assertThat(latchkey("--help").out()).contains("run", "status", "list", "release", "backends", "bench", "check");
+        Result typo = latchkey("rn", "--key", "k");
+        assertThat(typo.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(typo.err()).contains("Unmatched arguments from index 0: 'rn'");
+        assertThat(latchkey("run", "--uri", uri, "--key", "k", "--", "sh", "-c", "exit 3").status()).isEqualTo(3);
     }
 
     @Test
