@@ -1,0 +1,155 @@
+package dev.latchkey.file;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The open files of one key in this JVM — {@code NAME.lck} and {@code NAME.lease} — kept open
+ * between operations, one instance per key and JVM, used only under its {@link #lock}.
+ *
+ * <p><b>Why one instance per JVM, and why nothing here is interruptible.</b> POSIX drops every OS
+ * lock a process holds on a file when <em>any</em> descriptor of that file is closed, and Java
+ * closes a {@link FileChannel} when a thread is interrupted inside its blocking {@code lock},
+ * {@code read}, {@code write} or {@code force}. So {@code NAME.lck}, which carries the holders'
+ * liveness marks and the compare-and-swap lock, is opened once per JVM and only {@code tryLock}
+ * and {@code release} are ever called on it (neither blocks nor is interruptible); it is closed
+ * only when no mark is held through it. The record is read and written through a memory mapping
+ * of {@code NAME.lease} (plain memory access, which knows no interrupts); its size is checked
+ * before each use, because touching a mapped page past the end of a file truncated by something
+ * else faults (a truncation between that check and the access is the one window left).
+ *
+ * <p><b>Locks on {@code NAME.lck}.</b> Byte {@code t} is the liveness mark of acquisition
+ * {@code t}; byte {@link #CAS_BYTE}, above every token, is held for the length of one
+ * compare-and-swap. The JVM cannot hold two overlapping locks of one file, and the in-JVM
+ * {@link #lock} comes first, so threads of this JVM never race for either.
+ */
+final class KeyFiles {
+    /** The compare-and-swap lock's byte in {@code NAME.lck}: above any token (tokens stay far below 2^62). */
+    static final long CAS_BYTE = Long.MAX_VALUE - 1;
+    /** Idle keys (no mark held) whose files stay open; beyond it they are closed as they go idle. */
+    private static final int MAX_IDLE_OPEN = 256;
+    private static final long MAX_CAS_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final ConcurrentHashMap<Path, KeyFiles> OPEN = new ConcurrentHashMap<>();
+
+    final ReentrantLock lock = new ReentrantLock();
+    private final Path lckPath;
+    private final Path leasePath;
+    /** Marks held through {@link #lck}, by token. */
+    final Map<Long, FileLock> marks = new HashMap<>();
+    private FileChannel lck;
+    private RandomAccessFile leaseFile;
+    private MappedByteBuffer leaseMap;
+    private boolean closed;
+
+    private KeyFiles(Path lckPath, Path leasePath) {
+        this.lckPath = lckPath;
+        this.leasePath = leasePath;
+    }
+
+    /** The files of the key whose {@code .lck} is {@code lckPath}, locked by this thread; {@link #unlock} after. */
+    static KeyFiles locked(Path lckPath, Path leasePath) {
+        while (true) {
+            KeyFiles k = OPEN.computeIfAbsent(lckPath, p -> new KeyFiles(p, leasePath));
+            k.lock.lock();
+            if (!k.closed) return k;
+            k.lock.unlock(); // closed while we waited: a fresh instance is (or will be) in the map
+        }
+    }
+
+    /** Unlocks, and closes this key's files if it is idle and too many idle keys are open. */
+    void unlock() {
+        try {
+            if (marks.isEmpty() && OPEN.size() > MAX_IDLE_OPEN) close();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@code NAME.lck}, opened (and created) on first use. */
+    FileChannel lck() throws IOException {
+        if (lck == null) {
+            lck = FileChannel.open(lckPath, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        }
+        return lck;
+    }
+
+    /** Whether {@code NAME.lease} exists (open here, or on disk). */
+    boolean leaseExists() {
+        return leaseFile != null || Files.exists(leasePath);
+    }
+
+    /**
+     * {@code NAME.lease}, mapped into memory and at least two slots long (extended with zeros if
+     * it is shorter: new, of an earlier version, or truncated by something else), created if
+     * absent; call it under the compare-and-swap lock. Mapped writes are ordinary page-cache writes: other
+     * processes see them at once, and they outlive this process.
+     */
+    ByteBuffer lease() throws IOException {
+        if (leaseFile == null) {
+            leaseFile = new RandomAccessFile(leasePath.toFile(), "rw");
+        }
+        if (leaseFile.length() < RecordFormat.FILE_LENGTH) leaseFile.setLength(RecordFormat.FILE_LENGTH);
+        if (leaseMap == null) leaseMap = map();
+        return leaseMap;
+    }
+
+    /** {@code map} is interruptible: run it with the interrupt status set aside, and put it back after. */
+    private MappedByteBuffer map() throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return leaseFile.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, RecordFormat.FILE_LENGTH);
+        } catch (IOException e) {
+            leaseFile = null; // an interrupt that came in the meantime closed it
+            throw e;
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Takes the compare-and-swap lock on {@code NAME.lck}. Another process holds it for a few
+     * microseconds at a time, so this polls {@code tryLock} with a short backoff rather than block
+     * in {@code lock} (which an interrupt would break); an interrupt meanwhile is kept for the caller.
+     */
+    FileLock lockCas() throws IOException {
+        FileChannel ch = lck();
+        long pause = 10_000;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                FileLock l = ch.tryLock(CAS_BYTE, 1, false);
+                if (l != null) return l;
+                LockSupport.parkNanos(pause);
+                if (Thread.interrupted()) interrupted = true;
+                pause = Math.min(pause * 2, MAX_CAS_PAUSE_NANOS);
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Closing {@link #lck} would drop every mark of this JVM on it, so only when none is held. */
+    private void close() {
+        closed = true;
+        OPEN.remove(lckPath, this);
+        try {
+            if (lck != null) lck.close();
+            if (leaseFile != null) leaseFile.close(); // the mapping goes when it is collected
+        } catch (IOException e) {
+            // nothing was held through them; the descriptors are gone either way
+        }
+    }
+}
