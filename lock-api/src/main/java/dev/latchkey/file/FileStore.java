@@ -24,8 +24,8 @@ import java.util.Optional;
  * taken after an in-JVM lock, so writers and readers across threads and processes are serialised
  * and a read never sees a slot half written. Files stay open and the record stays mapped into
  * memory between operations (one set per key and JVM, {@link KeyFiles}): an uncontended operation
- * is an OS lock, a size check, a few hundred bytes copied in and out of the page cache, and an
- * unlock — no file created, renamed or closed, no read or write call.
+ * is an OS lock, a {@code stat} of the record file, a few hundred bytes copied in and out of the
+ * page cache, and an unlock — no file created, renamed, opened or closed, no read or write call.
  *
  * <p><b>What survives which crash.</b> Nothing is synced per write.
  * <ul>
@@ -50,9 +50,11 @@ import java.util.Optional;
  * as such ({@link RecordFormat#decodeLegacy}), so a key's tokens go on across the upgrade; its first
  * write in slots goes beyond its content. Processes of those versions must not share a directory
  * with this one: they replace {@code NAME.lease} by rename and lock {@code NAME.cas}, neither of
- * which this version does. Nor may a key's files be deleted or replaced while processes use them:
- * a process keeps the files it has open (for {@code NAME.lck} that was always so — its marks
- * would be lost — and now holds for {@code NAME.lease} too).
+ * which this version does. A {@code NAME.lease} deleted or replaced by hand is noticed at the next
+ * operation (each checks by path which file it has mapped), so deleting it frees the key as it
+ * always did. Deleting {@code NAME.lck} while it is in use was never safe — the marks of live
+ * holders stay on the deleted file, so they look dead — and the compare-and-swap lock now stays
+ * there too.
  *
  * <p><b>Holder liveness.</b> The holder of acquisition {@code token} keeps an OS lock on byte
  * {@code token} of {@code NAME.lck} for the life of its lease; the kernel drops it when the process

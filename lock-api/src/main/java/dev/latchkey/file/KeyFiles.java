@@ -7,8 +7,11 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,9 +30,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * liveness marks and the compare-and-swap lock, is opened once per JVM and only {@code tryLock}
  * and {@code release} are ever called on it (neither blocks nor is interruptible); it is closed
  * only when no mark is held through it. The record is read and written through a memory mapping
- * of {@code NAME.lease} (plain memory access, which knows no interrupts); its size is checked
- * before each use, because touching a mapped page past the end of a file truncated by something
- * else faults (a truncation between that check and the access is the one window left).
+ * of {@code NAME.lease} (plain memory access, which knows no interrupts); its identity and size
+ * are checked before each use, because touching a mapped page past the end of a file truncated by
+ * something else faults (a truncation between that check and the access is the one window left).
  *
  * <p><b>Locks on {@code NAME.lck}.</b> Byte {@code t} is the liveness mark of acquisition
  * {@code t}; byte {@link #CAS_BYTE}, above every token, is held for the length of one
@@ -50,8 +53,9 @@ final class KeyFiles {
     /** Marks held through {@link #lck}, by token. */
     final Map<Long, FileLock> marks = new HashMap<>();
     private FileChannel lck;
-    private RandomAccessFile leaseFile;
     private MappedByteBuffer leaseMap;
+    /** The identity (device and inode) of the mapped file. */
+    private Object leaseKey;
     private boolean closed;
 
     private KeyFiles(Path lckPath, Path leasePath) {
@@ -86,36 +90,62 @@ final class KeyFiles {
         return lck;
     }
 
-    /** Whether {@code NAME.lease} exists (open here, or on disk). */
+    /** Whether {@code NAME.lease} exists. */
     boolean leaseExists() {
-        return leaseFile != null || Files.exists(leasePath);
+        return Files.exists(leasePath);
     }
 
     /**
      * {@code NAME.lease}, mapped into memory and at least two slots long (extended with zeros if
      * it is shorter: new, of an earlier version, or truncated by something else), created if
-     * absent; call it under the compare-and-swap lock. Mapped writes are ordinary page-cache writes: other
-     * processes see them at once, and they outlive this process.
+     * absent; call it under the compare-and-swap lock. Mapped writes are ordinary page-cache
+     * writes: other processes see them at once, and they outlive this process. Each call checks
+     * by path that the mapped file is still the one named {@code NAME.lease} (one {@code stat}):
+     * if it was deleted or replaced, the file now there is mapped instead. The descriptor is
+     * closed once mapped, so a held key costs one open file, {@code NAME.lck}.
      */
     ByteBuffer lease() throws IOException {
-        if (leaseFile == null) {
-            leaseFile = new RandomAccessFile(leasePath.toFile(), "rw");
+        BasicFileAttributes now = attributes();
+        if (leaseMap == null || now == null || !now.fileKey().equals(leaseKey)) {
+            leaseMap = null; // a deleted or replaced file: the old mapping goes when it is collected
+            mapLease();
+        } else if (now.size() < RecordFormat.FILE_LENGTH) {
+            try (RandomAccessFile f = new RandomAccessFile(leasePath.toFile(), "rw")) {
+                f.setLength(RecordFormat.FILE_LENGTH);
+            }
         }
-        if (leaseFile.length() < RecordFormat.FILE_LENGTH) leaseFile.setLength(RecordFormat.FILE_LENGTH);
-        if (leaseMap == null) leaseMap = map();
         return leaseMap;
     }
 
+    private void mapLease() throws IOException {
+        while (true) {
+            BasicFileAttributes before = attributes();
+            try (RandomAccessFile f = new RandomAccessFile(leasePath.toFile(), "rw")) {
+                BasicFileAttributes after = attributes();
+                if (after == null || (before != null && !before.fileKey().equals(after.fileKey()))) continue; // replaced meanwhile
+                if (after.size() < RecordFormat.FILE_LENGTH) f.setLength(RecordFormat.FILE_LENGTH);
+                leaseMap = map(f);
+                leaseKey = after.fileKey();
+                return;
+            }
+        }
+    }
+
     /** {@code map} is interruptible: run it with the interrupt status set aside, and put it back after. */
-    private MappedByteBuffer map() throws IOException {
+    private static MappedByteBuffer map(RandomAccessFile f) throws IOException {
         boolean interrupted = Thread.interrupted();
         try {
-            return leaseFile.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, RecordFormat.FILE_LENGTH);
-        } catch (IOException e) {
-            leaseFile = null; // an interrupt that came in the meantime closed it
-            throw e;
+            return f.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, RecordFormat.FILE_LENGTH);
         } finally {
             if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    private BasicFileAttributes attributes() throws IOException {
+        try {
+            return Files.readAttributes(leasePath, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
         }
     }
 
@@ -147,7 +177,6 @@ final class KeyFiles {
         OPEN.remove(lckPath, this);
         try {
             if (lck != null) lck.close();
-            if (leaseFile != null) leaseFile.close(); // the mapping goes when it is collected
         } catch (IOException e) {
             // nothing was held through them; the descriptors are gone either way
         }
