@@ -63,10 +63,11 @@ import java.util.Optional;
  * <p><b>Interrupts.</b> Java closes a channel interrupted inside a blocking {@code lock},
  * {@code read}, {@code write} or {@code force}, and closing any channel of a file drops every OS
  * lock the JVM holds on it — live holders would look dead. On {@code NAME.lck} only
- * {@code tryLock} and {@code release} are called, which are not interruptible; records go through
- * {@link RandomAccessFile}, which ignores interrupts; {@code .tokens}, which needs all
- * four, is only touched from a private thread that is never interrupted ({@link PrivateThread}).
- * An interrupted caller's operation completes and its interrupt status is kept.
+ * {@code tryLock} and {@code release} are called, which are not interruptible; records are read
+ * and written through a memory mapping, which knows no interrupts (the {@code map} call itself
+ * runs with the interrupt status set aside); {@code .tokens}, which needs all four, is only touched
+ * from a private thread that is never interrupted ({@link PrivateThread}). An interrupted
+ * caller's operation completes and its interrupt status is kept.
  *
  * <p>Meant for a local file system. Network file systems differ in locking and sync semantics;
  * use a server backend across hosts.
