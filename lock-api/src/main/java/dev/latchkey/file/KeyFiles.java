@@ -42,7 +42,7 @@ import java.util.concurrent.locks.ReentrantLock;
 final class KeyFiles {
     /** The compare-and-swap lock's byte in {@code NAME.lck}: above any token (tokens stay far below 2^62). */
     static final long CAS_BYTE = Long.MAX_VALUE - 1;
-    /** Idle keys (no mark held) whose files stay open; beyond it they are closed as they go idle. */
+    /** While more keys than this are open in the JVM, a key's files are closed as soon as it holds no mark. */
     private static final int MAX_IDLE_OPEN = 256;
     private static final long MAX_CAS_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final ConcurrentHashMap<Path, KeyFiles> OPEN = new ConcurrentHashMap<>();
@@ -73,7 +73,7 @@ final class KeyFiles {
         }
     }
 
-    /** Unlocks, and closes this key's files if it is idle and too many idle keys are open. */
+    /** Unlocks, and closes this key's files if it holds no mark and too many keys are open. */
     void unlock() {
         try {
             if (marks.isEmpty() && OPEN.size() > MAX_IDLE_OPEN) close();
@@ -178,7 +178,7 @@ final class KeyFiles {
         try {
             if (lck != null) lck.close();
         } catch (IOException e) {
-            // nothing was held through them; the descriptors are gone either way
+            // nothing was held through it; the descriptor is gone either way (the mapping goes when collected)
         }
     }
 }
