@@ -6,81 +6,73 @@ import dev.latchkey.spi.HolderLiveness;
 import dev.latchkey.spi.StoredRecord;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link ConditionalStore} in a local directory, with {@link HolderLiveness} from OS file locks.
  *
- * <p><b>Compare-and-swap.</b> Each name has a record file {@code NAME.lease} (a version line, then
- * the data), replaced only by writing a temporary file and renaming it atomically, so readers
- * never see a torn record while the machine runs. A write compares the version under a short
- * exclusive OS lock on {@code NAME.cas}, taken after an in-JVM lock (one JVM cannot hold two OS
- * locks on one file), so writers across threads and processes are serialised.
+ * <p><b>Compare-and-swap.</b> Each name has a record file {@code NAME.lease} with two slots
+ * ({@link RecordFormat}): a write goes, in place, to the slot that does not hold the current
+ * record, with a higher generation and a CRC-32C, so it never touches the state it replaces. Reads
+ * and writes hold a short exclusive OS lock on a byte of {@code NAME.lck} ({@link KeyFiles#CAS_BYTE}),
+ * taken after an in-JVM lock, so writers and readers across threads and processes are serialised
+ * and a read never sees a slot half written. Files stay open and the record stays mapped into
+ * memory between operations (one set per key and JVM, {@link KeyFiles}): an uncontended operation
+ * is an OS lock, a {@code stat} of the record file, a few hundred bytes copied in and out of the
+ * page cache, and an unlock — no file created, renamed, opened or closed, no read or write call.
  *
- * <p><b>Crashes.</b> Nothing is synced per write: a process crash loses nothing (the page cache
- * has it all), but an OS crash or power loss may turn a rename back or leave a record empty,
- * zero-filled or cut short. Fencing tokens still never repeat: {@link #nextToken} reserves them
- * durably, a block at a time, and after a reboot starts above every token reserved before
- * ({@link TokenReservation}). A torn record — empty, starting with a zero byte, without a complete
- * version line, or not matching the CRC-32C in its version line ({@link RecordFormat}) — is
- * something no running system shows (see above), so it is read as absent and the key can be taken
- * again. Absent whatever liveness marks the key's {@code .lck} has: the crash that tore it ended
- * every process that held a mark then, so any mark now belongs to a claim made since — among them
- * the claimant's own, which the engine takes before it writes — and a torn record names no token
- * whose mark could be told apart. What this does not cover: a record truncated by something else
- * while its holder lives frees the key, as deleting it by hand always did. A record whose version
- * line carries no CRC (written before records had one, or by another program) is returned as it
- * is, so foreign content stays an error of the engine rather than a silently freed key.
+ * <p><b>What survives which crash.</b> Nothing is synced per write.
+ * <ul>
+ *   <li><em>A process killed</em> at any point (SIGKILL, out of memory) loses nothing that was
+ *       written: the page cache has it. A write it was in the middle of can only leave the slot
+ *       it was writing invalid (a write of a slot never reaches the other one; a mapped copy cut
+ *       short anywhere fails the CRC), so the record is
+ *       the one before that write, as if it never began; the kernel drops the dead process's OS
+ *       locks, the compare-and-swap lock and its liveness marks with them.</li>
+ *   <li><em>An OS crash or power loss</em> may turn a record back to an older write, or leave
+ *       both slots torn — empty, zero-filled or cut short, which the CRC tells. Fencing tokens still
+ *       never repeat: {@link #nextToken} reserves them durably, a block at a time, and after a
+ *       reboot starts above every token reserved before ({@link TokenReservation}). A record with
+ *       no valid slot reads as absent and the key can be taken again. Absent whatever liveness
+ *       marks the key's {@code .lck} has: the crash that tore it ended every process that held a
+ *       mark then, so any mark now belongs to a claim made since — among them the claimant's own,
+ *       which the engine takes before it writes — and a torn record names no token whose mark
+ *       could be told apart. What this does not cover: a record truncated by something else while
+ *       its holder lives frees the key, as deleting it by hand always did.</li>
+ * </ul>
+ * A file written by earlier versions (a version line, then the data, replaced by rename) is read
+ * as such ({@link RecordFormat#decodeLegacy}), so a key's tokens go on across the upgrade; its first
+ * write in slots goes beyond its content. Processes of those versions must not share a directory
+ * with this one: they replace {@code NAME.lease} by rename and lock {@code NAME.cas}, neither of
+ * which this version does. A {@code NAME.lease} deleted or replaced by hand is noticed at the next
+ * operation (each checks by path which file it has mapped), so deleting it frees the key as it
+ * always did. Deleting {@code NAME.lck} while it is in use was never safe — the marks of live
+ * holders stay on the deleted file, so they look dead — and the compare-and-swap lock now stays
+ * there too.
  *
  * <p><b>Holder liveness.</b> The holder of acquisition {@code token} keeps an OS lock on byte
  * {@code token} of {@code NAME.lck} for the life of its lease; the kernel drops it when the process
  * dies, so a contender that can lock that byte knows the holder is gone and may take over at once.
  *
- * <p><b>Interrupts.</b> An interrupt inside a blocking {@code lock}, {@code read}, {@code write}
- * or {@code force} closes the channel, and closing any channel of a file drops every OS lock the
- * JVM holds on it — live holders would look dead. So all I/O on {@code NAME.lck} and on
- * {@code .tokens} runs on private threads that are never interrupted ({@link PrivateThread}).
- * ({@code .lck} needs only {@code tryLock} and {@code release}, which are not interruptible; the
- * thread keeps it safe should that change.) Record reads and writes run on the caller's thread: an
- * interrupt there fails the operation before its rename, and the {@code .cas} lock is only ever
- * held by one thread of the JVM.
+ * <p><b>Interrupts.</b> Java closes a channel interrupted inside a blocking {@code lock},
+ * {@code read}, {@code write} or {@code force}, and closing any channel of a file drops every OS
+ * lock the JVM holds on it — live holders would look dead. On {@code NAME.lck} only
+ * {@code tryLock} and {@code release} are called, which are not interruptible; records are read
+ * and written through a memory mapping, which knows no interrupts (the {@code map} call itself
+ * runs with the interrupt status set aside); {@code .tokens}, which needs all four, is only touched
+ * from a private thread that is never interrupted ({@link PrivateThread}). An interrupted
+ * caller's operation completes and its interrupt status is kept.
  *
- * <p>Meant for a local file system. Network file systems differ in locking, rename and sync
- * semantics; use a server backend across hosts.
+ * <p>Meant for a local file system. Network file systems differ in locking and sync semantics;
+ * use a server backend across hosts.
  */
 public final class FileStore implements ConditionalStore, HolderLiveness {
-    private static final PrivateThread MARKS = new PrivateThread("latchkey-file-locks");
-    /** Open {@code .lck} files of this JVM with the marks held through them; touched only on {@link #MARKS}. */
-    private static final Map<Path, MarkFile> MARK_FILES = new HashMap<>();
-    private static final ConcurrentHashMap<Path, ReentrantLock> CAS_LOCKS = new ConcurrentHashMap<>();
-
-    private static final class MarkFile {
-        final FileChannel channel;
-        final Map<Long, FileLock> held = new HashMap<>();
-
-        MarkFile(FileChannel channel) {
-            this.channel = channel;
-        }
-    }
-
     private final Path dir;
     private final TokenReservation tokens;
 
@@ -102,37 +94,31 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
     /** The record, or empty if there is none or it is torn (see the class comment). */
     @Override
     public Optional<StoredRecord> read(String name) {
-        byte[] all;
-        try {
-            all = Files.readAllBytes(recordFile(name));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
-        } catch (IOException e) {
-            throw failure("read", name, e);
-        }
-        return RecordFormat.decode(all);
-    }
-
-    @Override
-    public Optional<String> create(String name, byte[] data) {
-        return underCasLock(name, () -> read(name).isPresent() ? Optional.empty() : Optional.of(write(name, data)));
-    }
-
-    @Override
-    public Optional<String> replace(String name, String expectedVersion, byte[] data) {
-        return underCasLock(name, () -> {
-            Optional<StoredRecord> cur = read(name);
-            return cur.isPresent() && cur.get().version().equals(expectedVersion)
-                    ? Optional.of(write(name, data)) : Optional.empty();
+        return onKey(name, "read", k -> {
+            if (!k.leaseExists()) return Optional.<StoredRecord>empty(); // no .lck is made for a name never written
+            try (FileLock ignored = k.lockCas()) {
+                return SlotFile.current(k.lease()).record();
+            }
         });
     }
 
     @Override
+    public Optional<String> create(String name, byte[] data) {
+        return underCasLock(name, (file, cur) -> cur.record().isPresent() ? Optional.empty()
+                : Optional.of(SlotFile.write(file, cur, data)));
+    }
+
+    @Override
+    public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+        return underCasLock(name, (file, cur) -> cur.hasVersion(expectedVersion)
+                ? Optional.of(SlotFile.write(file, cur, data)) : Optional.empty());
+    }
+
+    @Override
     public boolean delete(String name, String expectedVersion) {
-        return underCasLock(name, () -> {
-            Optional<StoredRecord> cur = read(name);
-            if (cur.isEmpty() || !cur.get().version().equals(expectedVersion)) return false;
-            Files.delete(recordFile(name));
+        return underCasLock(name, (file, cur) -> {
+            if (!cur.hasVersion(expectedVersion)) return false;
+            SlotFile.write(file, cur, null); // a deletion is a write too, so the slots' generations go on
             return true;
         });
     }
@@ -143,13 +129,18 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
         return tokens.next(previous);
     }
 
+    /**
+     * Names with a record: a deleted record stays as a file (its slots' generations, and other
+     * processes' open mappings of it, must outlive the delete), so each file is read.
+     */
     @Override
     public List<String> list(String prefix) {
         List<String> out = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, prefix + "*.lease")) {
             for (Path p : files) {
                 String f = p.getFileName().toString();
-                out.add(f.substring(0, f.length() - ".lease".length()));
+                String name = f.substring(0, f.length() - ".lease".length());
+                if (read(name).isPresent()) out.add(name);
             }
         } catch (IOException e) {
             throw new LockBackendException("cannot list " + dir + ": " + e.getMessage(), true, e);
@@ -159,43 +150,31 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
 
     @Override
     public boolean attach(String name, long token) {
-        Path lck = markFile(name);
-        return onMarksThread(() -> {
-            MarkFile mf = openMarks(lck);
-            if (mf.held.containsKey(token)) return false;
-            FileLock lock = mf.channel.tryLock(token, 1, false);
-            if (lock == null) {
-                closeIfUnused(lck, mf);
-                return false;
-            }
-            mf.held.put(token, lock);
+        return onKey(name, "lock", k -> {
+            if (k.marks.containsKey(token)) return false;
+            FileLock lock = k.lck().tryLock(token, 1, false);
+            if (lock == null) return false;
+            k.marks.put(token, lock);
             return true;
         });
     }
 
     @Override
     public void detach(String name, long token) {
-        Path lck = markFile(name);
-        onMarksThread(() -> {
-            MarkFile mf = MARK_FILES.get(lck);
-            if (mf == null) return null;
-            FileLock lock = mf.held.remove(token);
+        onKey(name, "unlock", k -> {
+            FileLock lock = k.marks.remove(token);
             if (lock != null) lock.release();
-            closeIfUnused(lck, mf);
             return null;
         });
     }
 
     @Override
     public boolean isAlive(String name, long token) {
-        Path lck = markFile(name);
-        return onMarksThread(() -> {
-            MarkFile mf = openMarks(lck);
-            if (mf.held.containsKey(token)) return true;
-            FileLock probe = mf.channel.tryLock(token, 1, false);
+        return onKey(name, "probe", k -> {
+            if (k.marks.containsKey(token)) return true;
+            FileLock probe = k.lck().tryLock(token, 1, false);
             if (probe == null) return true; // another process holds the mark: it is alive
             probe.release();
-            closeIfUnused(lck, mf);
             return false;
         });
     }
@@ -213,66 +192,34 @@ public final class FileStore implements ConditionalStore, HolderLiveness {
         return dir.resolve(name + ".lease");
     }
 
-    private Path markFile(String name) {
-        return dir.resolve(name + ".lck");
+    private interface KeyOp<T> {
+        T run(KeyFiles k) throws IOException;
     }
 
-    private String write(String name, byte[] data) throws IOException {
-        String version = RecordFormat.newVersion(data);
-        Path tmp = dir.resolve(name + ".lease." + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
-        byte[] head = (version + "\n").getBytes(StandardCharsets.US_ASCII);
+    private interface CasBody<T> {
+        T run(ByteBuffer file, SlotFile.Current current) throws IOException;
+    }
+
+    /** Runs {@code op} on the key's open files, with this JVM's other threads on that key kept out. */
+    private <T> T onKey(String name, String what, KeyOp<T> op) {
+        KeyFiles k = KeyFiles.locked(dir.resolve(name + ".lck"), recordFile(name));
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ch.write(new ByteBuffer[] {ByteBuffer.wrap(head), ByteBuffer.wrap(data)});
-            }
-            try {
-                Files.move(tmp, recordFile(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new LockBackendException("file system of " + dir + " cannot rename atomically; use a local disk", false, e);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        return version;
-    }
-
-    private interface IoBody<T> {
-        T run() throws IOException;
-    }
-
-    private <T> T underCasLock(String name, IoBody<T> body) {
-        Path cas = dir.resolve(name + ".cas");
-        ReentrantLock jvm = CAS_LOCKS.computeIfAbsent(cas, p -> new ReentrantLock());
-        jvm.lock();
-        try (FileChannel ch = FileChannel.open(cas, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock ignored = ch.lock()) {
-            return body.run();
+            return op.run(k);
         } catch (IOException e) {
-            throw failure("write", name, e);
+            throw failure(what, name, e);
         } finally {
-            jvm.unlock();
+            k.unlock();
         }
     }
 
-    private static MarkFile openMarks(Path lck) throws IOException {
-        MarkFile mf = MARK_FILES.get(lck);
-        if (mf == null) {
-            mf = new MarkFile(FileChannel.open(lck, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE));
-            MARK_FILES.put(lck, mf);
-        }
-        return mf;
-    }
-
-    /** Closing the channel drops every lock the JVM holds on the file, so only when none is held. */
-    private static void closeIfUnused(Path lck, MarkFile mf) throws IOException {
-        if (mf.held.isEmpty()) {
-            MARK_FILES.remove(lck);
-            mf.channel.close();
-        }
-    }
-
-    private <T> T onMarksThread(Callable<T> op) {
-        return MARKS.call(op, "OS file lock in " + dir);
+    /** Runs {@code body} on the current record under the compare-and-swap lock. */
+    private <T> T underCasLock(String name, CasBody<T> body) {
+        return onKey(name, "write", k -> {
+            try (FileLock ignored = k.lockCas()) {
+                ByteBuffer file = k.lease();
+                return body.run(file, SlotFile.current(file));
+            }
+        });
     }
 
     private LockBackendException failure(String what, String name, IOException e) {

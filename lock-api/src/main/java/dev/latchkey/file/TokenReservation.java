@@ -21,7 +21,7 @@ import java.util.Optional;
  *       the current one, or the OS gives none — the first process to use the directory sets this
  *       boot's <em>floor</em> to H + 1, durably and with the current boot id, before it hands out
  *       anything; every token of this boot is at least the floor. Records a crash turned back (a
- *       lost rename, a torn file read as absent) carry tokens of at most H, so the next token of
+ *       lost write, a torn record read as absent) carry tokens of at most H, so the next token of
  *       every key exceeds every token handed out before the crash. Without a crash (same boot id)
  *       nothing is lost that reached the page cache, and there is no jump.</li>
  *   <li>Per key, tokens strictly increase: each is {@code max(previous + 1, floor)}, and the

@@ -11,9 +11,12 @@ import dev.latchkey.Lease;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.engine.LeaseEngine;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
@@ -22,9 +25,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A power loss under {@code file://}, played out: the last renames of a record are lost (an older
- * copy comes back) or the record is left torn, and the machine boots with a new boot id. Each
- * {@link Host} stands for one JVM on one boot.
+ * A power loss under {@code file://}, played out: the last writes of a record are lost (an older
+ * copy comes back) or the record is left torn, and the machine boots with a new boot id; and a
+ * process killed in the middle of a write. Each {@link Host} stands for one JVM on one boot.
  */
 class FileCrashTest {
     @TempDir
@@ -100,7 +103,7 @@ class FileCrashTest {
         Files.write(record, switch (torn) {
             case "empty" -> new byte[0];
             case "zero-filled" -> new byte[whole.length]; // size on disk, data never written
-            default -> Arrays.copyOf(whole, whole.length / 2); // the tail never written
+            default -> Arrays.copyOf(whole, 40); // the tail never written: within the first slot's header
         });
 
         try (LeaseEngine after = manager(jvmOnBoot("boot-2"), dir)) {
@@ -108,6 +111,34 @@ class FileCrashTest {
             Lease next = after.tryAcquire("job").orElseThrow();
             assertThat(next.fencingToken()).isGreaterThan(highest);
             assertThat(after.inspect("job")).isPresent();
+        }
+    }
+
+    /**
+     * A process killed in the middle of a write leaves the slot it was writing cut short; the
+     * record is then the one before the write, and its token counter goes on from there on the
+     * same boot (a torn record read as absent would restart the key's tokens at the boot's floor).
+     */
+    @ParameterizedTest(name = "torn after {0} bytes")
+    @ValueSource(ints = {1, 30, 60, Integer.MAX_VALUE}) // the last: all but its final byte
+    void aWriteCutShortByAKillLeavesTheRecordBefore(int written) throws IOException {
+        Path record = recordFile(dir, "job");
+        try (LeaseEngine m = manager(jvmOnBoot("boot-1"), dir)) {
+            long highest = handOut(m, "job", 3);
+            ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(record));
+            RecordFormat.Slot a = RecordFormat.decodeSlot(file, 0, 0);
+            RecordFormat.Slot b = RecordFormat.decodeSlot(file, RecordFormat.SLOT_SPAN, 1);
+            assertThat(a).isNotNull();
+            assertThat(b).isNotNull();
+            RecordFormat.Slot newest = a.gen() > b.gen() ? a : b;
+            byte[] next = RecordFormat.encodeSlot(newest.gen() + 1, RecordFormat.newVersion(), "half a record".getBytes(StandardCharsets.UTF_8));
+            try (FileChannel ch = FileChannel.open(record, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(next, 0, Math.min(written, next.length - 1)), (long) (1 - newest.index()) * RecordFormat.SLOT_SPAN);
+            }
+
+            assertThat(m.inspect("job")).isEmpty(); // the released record, not a torn one
+            Lease l = m.tryAcquire("job").orElseThrow();
+            assertThat(l.fencingToken()).isEqualTo(highest + 1);
         }
     }
 

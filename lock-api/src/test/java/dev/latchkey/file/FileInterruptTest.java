@@ -24,17 +24,19 @@ import org.junit.jupiter.api.io.TempDir;
  * process, the only one that can see them.
  *
  * <p>Which operations an interrupt can break: a blocking {@code FileChannel.lock}, {@code read},
- * {@code write} and {@code force} close the channel when the thread is interrupted (the
- * {@code .tokens} update uses all four); {@code tryLock} and {@code FileLock.release}, all that
- * {@code NAME.lck} needs, never block and are not interruptible.
+ * {@code write}, {@code force} and {@code map} close the channel when the thread is interrupted
+ * (the {@code .tokens} update uses the first four); {@code tryLock} and {@code FileLock.release},
+ * all that {@code NAME.lck} needs, never block and are not interruptible; records are read and
+ * written through a mapping ({@code map} itself runs with the interrupt status set aside).
  */
 class FileInterruptTest {
     @TempDir
     Path dir;
 
     /**
-     * A {@link FileStore} whose calls on OS-locked files run with the caller interrupted, as if an
-     * interrupt arrived just as each began; records each call that lost the interrupt status.
+     * A {@link FileStore} whose calls all run with the caller interrupted, as if an interrupt
+     * arrived just as each began; records each call that lost the interrupt status. (Record reads
+     * and writes take the compare-and-swap lock on {@code NAME.lck}, the file the marks are on.)
      */
     private static final class InterruptedOnLockedFiles implements ConditionalStore, HolderLiveness {
         final FileStore inner;
@@ -57,10 +59,10 @@ class FileInterruptTest {
         @Override public void detach(String name, long token) { interrupted("detach", () -> { inner.detach(name, token); return null; }); }
         @Override public boolean isAlive(String name, long token) { return interrupted("isAlive", () -> inner.isAlive(name, token)); }
         @Override public long nextToken(long previous) { return interrupted("nextToken", () -> inner.nextToken(previous)); }
-        @Override public Optional<StoredRecord> read(String name) { return inner.read(name); }
-        @Override public Optional<String> create(String name, byte[] data) { return inner.create(name, data); }
-        @Override public Optional<String> replace(String name, String v, byte[] data) { return inner.replace(name, v, data); }
-        @Override public boolean delete(String name, String v) { return inner.delete(name, v); }
+        @Override public Optional<StoredRecord> read(String name) { return interrupted("read", () -> inner.read(name)); }
+        @Override public Optional<String> create(String name, byte[] data) { return interrupted("create", () -> inner.create(name, data)); }
+        @Override public Optional<String> replace(String name, String v, byte[] data) { return interrupted("replace", () -> inner.replace(name, v, data)); }
+        @Override public boolean delete(String name, String v) { return interrupted("delete", () -> inner.delete(name, v)); }
         @Override public List<String> list(String prefix) { return inner.list(prefix); }
         @Override public String describe() { return inner.describe(); }
         @Override public void close() {}
@@ -91,7 +93,7 @@ class FileInterruptTest {
 
         InterruptedOnLockedFiles store = new InterruptedOnLockedFiles(new FileStore(dir));
         try (LeaseEngine m = manager(store)) {
-            // isAlive finds the killed holder gone; nextToken, attach; then release: detach
+            // read, isAlive finds the killed holder gone; nextToken, attach, replace; then release: replace, detach
             Lease l = m.tryAcquire("job").orElseThrow();
             assertThat(l.fencingToken()).isGreaterThan(deadHolder);
             l.release();
