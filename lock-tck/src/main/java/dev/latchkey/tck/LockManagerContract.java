@@ -62,8 +62,12 @@ import org.junit.jupiter.api.io.TempDir;
  * which this class implements), fencing-token order, hostile and invalid keys, that the manager
  * uses the {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
- * JVMs and the fate of a lock whose holder process was killed. Tests of an undeclared {@link Capability} are skipped through
- * JUnit assumptions that name the capability.
+ * JVMs and the fate of a lock whose holder process was killed. Declared capabilities are held to
+ * their word: {@code FENCING_TOKENS} (token order), {@code LIST}, {@code SERVER_SIDE_EXPIRY} (a
+ * contender needs neither a watch of its own nor a right clock), {@code NATIVE_WAIT} (given
+ * {@link #newManagerPollingEvery}: a waiter is woken long before its poll), {@code HOLDER_DEATH_DETECTION}
+ * (a killed holder's lock is freed long before its TTL). Tests of an undeclared {@link Capability} are
+ * skipped through JUnit assumptions that name the capability.
  *
  * <p><b>Timing</b>: every time-based test asserts orderings measured on the monotonic clock
  * ("the contender's success came at least a TTL after the holder started acquiring"), never an
@@ -157,6 +161,22 @@ public abstract class LockManagerContract implements LockEventsContract {
     /** Other configurations addressing this backend's locks (see {@link OtherConfiguration}). Default none. */
     protected List<OtherConfiguration> otherConfigurations() {
         return List.of();
+    }
+
+    /**
+     * For the {@link Capability#NATIVE_WAIT} test: a manager like {@link #newManager(LockContext)}
+     * (same store, own connections) whose waiters, when nothing wakes them, look at a held key again
+     * only after {@code poll} — for instance the URI with {@code poll=} set, as PostgreSQL and the Redis
+     * example take it, or a {@code LeaseEngine} built with {@code maxPoll = poll}. The test asks for a
+     * poll of 40 s and fails unless a waiter gets the
+     * released key within half of it, so only a wake-up by the store passes. (A {@code LeaseEngine}'s
+     * pauses start at a millisecond and double up to its {@code maxPoll}, so for it this test alone
+     * cannot tell a wake-up from an early look; {@link ConditionalStoreContract#wakesOnChange()}
+     * checks its store's {@code awaitChange}.) Default {@code null}: the test is skipped, naming this
+     * hook; a backend declaring NATIVE_WAIT should override it.
+     */
+    protected LockManager newManagerPollingEvery(Duration poll, LockContext context) throws Exception {
+        return null;
     }
 
     /** JVMs in the multi-process contention test. Default 4. */
@@ -842,6 +862,38 @@ public abstract class LockManagerContract implements LockEventsContract {
         assertThat(dead.isValid()).isFalse();
         assertThat(live.isValid()).as("heartbeating lease").isTrue();
         assertThat(contender.inspect(liveKey).map(LockInfo::leaseId)).contains(live.leaseId());
+    }
+
+    // ---------------------------------------------------------------- declared capabilities
+
+    /**
+     * {@link Capability#SERVER_SIDE_EXPIRY}: a contender that never watched an abandoned lease gets it
+     * once the store's clock says it ran out, and one whose monotonic clock runs fast takes nothing
+     * early ({@link CapabilityChecks#serverSideExpiry}). About one TTL.
+     */
+    @Test
+    void serverSideExpiryNeedsNoWatchAndNoClockOfTheContender() throws Exception {
+        LockManager holder = newManager();
+        requireCapability(holder, Capability.SERVER_SIDE_EXPIRY);
+        capabilityChecks().serverSideExpiry(holder);
+    }
+
+    /**
+     * {@link Capability#NATIVE_WAIT}: a waiter whose poll interval is long gets a released key long
+     * before it would have looked again ({@link CapabilityChecks#nativeWait}). About 0.3 s.
+     */
+    @Test
+    void nativeWaitWakesAWaiterLongBeforeItsPoll() throws Exception {
+        LockManager holder = newManager();
+        requireCapability(holder, Capability.NATIVE_WAIT);
+        LockManager waiter = newManagerPollingEvery(CapabilityChecks.NATIVE_WAIT_POLL, LockContext.defaults());
+        Assumptions.assumeTrue(waiter != null, () -> holder.description() + " declares NATIVE_WAIT, but"
+                + " newManagerPollingEvery(poll, context) is not overridden: the kit cannot tell a wake-up from a poll; test skipped");
+        capabilityChecks().nativeWait(holder, fx.track(waiter));
+    }
+
+    private CapabilityChecks capabilityChecks() {
+        return new CapabilityChecks(fx, this::manager, shortTtl(), pollInterval(), takeoverLimit());
     }
 
     // ---------------------------------------------------------------- contention

@@ -11,6 +11,7 @@ import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,6 +130,26 @@ class TckSelfTest {
         }
     }
 
+    static class LocalWatchClaimingServerExpiryLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return BrokenBackends.localWatchClaimingServerExpiry(name, context);
+        }
+    }
+
+    static class PollingOnlyLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return Latchkey.open("mem://" + name, context);
+        }
+
+        @Override protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
+            return BrokenBackends.pollingOnly(newManager(context), poll);
+        }
+    }
+
     static class NaiveEngineFaults extends StoreFaultContract {
         final String name = BrokenBackends.uniqueName();
 
@@ -217,6 +238,23 @@ class TckSelfTest {
             assertThat(why).as("why the skew test failed").containsPattern(Pattern.quote(skewed)
                     + "[^\n]*(takeover of the abandoned lease after|contender on a heartbeating lease)");
         }
+    }
+
+    @Test
+    void lockContractCatchesServerSideExpiryJudgedByALocalWatch() {
+        Map<String, Throwable> failed = failures(method(LocalWatchClaimingServerExpiryLocks.class,
+                "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender"));
+        // both cases, each for its own reason
+        assertFailedOn(failed, "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender",
+                "by watching the record for a TTL on the contender's own clock");
+        assertFailedOn(failed, "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender",
+                "whose monotonic clock runs 4 times too fast took over");
+    }
+
+    @Test
+    void lockContractCatchesNativeWaitThatOnlyPolls() {
+        Map<String, Throwable> failed = failures(method(PollingOnlyLocks.class, "nativeWaitWakesAWaiterLongBeforeItsPoll"));
+        assertFailedOn(failed, "nativeWaitWakesAWaiterLongBeforeItsPoll", "the store did not wake it");
     }
 
     @Test
