@@ -137,7 +137,8 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     /**
      * The backend's URI as another process would open it, for the multi-process tests: child JVMs
-     * get this JVM's class path and the URI in an environment variable (never on a command line).
+     * get this JVM's class path, the URI in an environment variable (never on a command line) and
+     * {@link #childJvmArguments()}.
      * Default {@code null}: those tests are skipped, as they must be for {@code mem://}, whose
      * store lives inside one JVM.
      */
@@ -177,6 +178,18 @@ public abstract class LockManagerContract implements LockEventsContract {
      */
     protected LockManager newManagerPollingEvery(Duration poll, LockContext context) throws Exception {
         return null;
+    }
+
+    /**
+     * Options for the child JVMs of the multi-process tests, before their main class: the system
+     * properties ({@code -Dname=value}) and JVM options ({@code --add-opens …}) the backend needs
+     * there, since a child gets none of this JVM's. They travel in an owner-only argument file, never
+     * on a command line, and are never printed. Default
+     * {@link MultiProcessContention#forwardedSystemProperties()} ({@code latchkey.*}, TLS stores,
+     * proxies); to add to it, override and append to {@code super.childJvmArguments()}.
+     */
+    protected List<String> childJvmArguments() {
+        return MultiProcessContention.forwardedSystemProperties();
     }
 
     /** JVMs in the multi-process contention test. Default 4. */
@@ -978,7 +991,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         String uri = requireProcessUri();
         boolean fencing = declares(newManager(), Capability.FENCING_TOKENS);
         MultiProcessContention.Report report = MultiProcessContention.run(uri, key("processes"),
-                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5));
+                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5), childJvmArguments());
         assertThat(report.violations()).as("audit of %d processes x %d sections", processContenders(), processRounds())
                 .isEmpty();
     }
@@ -992,7 +1005,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         Duration wanted = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
         Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
         String k = key("killed-holder");
-        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work);
+        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work, childJvmArguments());
         try {
             assertThat(tryTake(a, k, longLease("heir"))).as("while the holder process lives").isEmpty();
             assertThat(a.inspect(k).map(LockInfo::fencingToken)).contains(holder.fencingToken());
