@@ -377,8 +377,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         // The waiter must be seen waiting on the held key — inside acquire for a whole second
         // without returning — before the key is released; an acquire that never waits has thrown by then.
         assertThat(waiting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as("waiter started").isTrue();
-        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS))
-                .as("acquire on a held key returned (or threw) before the key was released")
+        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS), "acquire on a held key returned (or threw) before the key was released")
                 .isInstanceOf(TimeoutException.class);
         first.release();
         Lease second = waiter.get(GENEROUS.toSeconds() * 2 + 10, TimeUnit.SECONDS);
@@ -581,7 +580,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
         assertThat(b.forceRelease(k)).isTrue();
 
-        assertThatThrownBy(old::release).as("release after being broken, nobody else holding")
+        assertThatThrownBy(old::release, "release after being broken, nobody else holding")
                 .isInstanceOf(LeaseLostException.class);
         Lease next = hold(b, k, longLease("next"));
         assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
@@ -603,7 +602,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(old.leaseId());
 
         assertThat(b.forceRelease(k, inspected)).as("forceRelease naming the holder's lease id").isTrue();
-        assertThatThrownBy(old::renew).as("renew of the broken lease").isInstanceOf(LeaseLostException.class)
+        assertThatThrownBy(old::renew, "renew of the broken lease").isInstanceOf(LeaseLostException.class)
                 .satisfies(e -> assertThat(((LeaseLostException) e).reason())
                         .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED));
 
@@ -742,19 +741,19 @@ public abstract class LockManagerContract implements LockEventsContract {
         LeaseOptions o = longLease("invalid");
         for (String k : TckKeys.invalid()) {
             String what = k == null ? "null" : show(k);
-            assertThatThrownBy(() -> track(a.tryAcquire(k))).as("tryAcquire(%s)", what)
+            assertThatThrownBy(() -> track(a.tryAcquire(k)), "tryAcquire(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.tryAcquire(k, o))).as("tryAcquire(%s, options)", what)
+            assertThatThrownBy(() -> track(a.tryAcquire(k, o)), "tryAcquire(%s, options)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100)))).as("acquire(%s)", what)
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100))), "acquire(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o))).as("acquire(%s, options)", what)
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o)), "acquire(%s, options)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.inspect(k)).as("inspect(%s)", what)
+            assertThatThrownBy(() -> a.inspect(k), "inspect(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k)).as("forceRelease(%s)", what)
+            assertThatThrownBy(() -> a.forceRelease(k), "forceRelease(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id")).as("forceRelease(%s, leaseId)", what)
+            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id"), "forceRelease(%s, leaseId)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
         }
     }
@@ -922,14 +921,14 @@ public abstract class LockManagerContract implements LockEventsContract {
         CriticalSectionChecker checker = new CriticalSectionChecker();
         List<String> invalidInside = new CopyOnWriteArrayList<>();
 
-        runReporting(checker, threads, i -> {
+        Throwable workerFailure = TckFixture.failureOf(() -> TckFixture.runConcurrently(threads, i -> {
             LockManager m = ms.get(i % ms.size());
             LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(owner("worker-" + i));
             for (int r = 0; r < rounds; r++) {
                 Lease lease = track(m.acquire(k, contentionMaxWait(), o));
                 checker.enter(lease.fencingToken());
                 try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r);
+                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
                     checker.work();
                 } finally {
                     checker.exit();
@@ -937,16 +936,10 @@ public abstract class LockManagerContract implements LockEventsContract {
                 lease.release();
             }
             return null;
-        });
+        }));
 
-        int total = threads * rounds;
-        assertThat(checker.overlaps()).as("overlapping critical sections (%s)", checker.summary()).isZero();
-        assertThat(checker.sections()).isEqualTo(total);
-        assertThat(checker.counter()).as("unprotected counter after %d sections: lost updates", total).isEqualTo(total);
-        assertThat(invalidInside).as("sections entered with an invalid lease").isEmpty();
-        if (fencing) {
-            assertThat(checker.tokenOrderViolations()).as("fencing tokens in order of entry").isEmpty();
-        }
+        TckFixture.assertContention("contention of " + threads + " workers on " + show(k), checker, fencing,
+                threads * rounds, invalidInside, workerFailure);
     }
 
     @Test
@@ -1128,14 +1121,6 @@ public abstract class LockManagerContract implements LockEventsContract {
         return lease.fencingToken();
     }
 
-    /** {@link TckFixture#runConcurrently}, with what the checker saw in the message if a worker failed. */
-    private static void runReporting(CriticalSectionChecker checker, int threads, TckFixture.Worker worker) throws Exception {
-        try {
-            TckFixture.runConcurrently(threads, worker);
-        } catch (Exception | AssertionError e) {
-            throw new AssertionError("a contention worker failed; the sections so far: " + checker.summary(), e);
-        }
-    }
 
     private interface Check {
         String run() throws Exception;
