@@ -77,6 +77,17 @@ class PluginTest {
     }
 
     @Test
+    void benchMeasuresAPluginBackend() throws Exception {
+        Path a = bundledPlugin(dir.resolve("alpha.jar"), "alpha", "alpha's copy");
+
+        InProcessCli.Result r = latchkey(env(a.toString()), "bench", "alpha://bench", "--threads", "1", "--keys", "1",
+                "--duration", "50ms", "--warmup", "0s");
+
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("latchkey bench alpha://bench").contains("acquire+release, uncontended");
+    }
+
+    @Test
     void aClassAPluginLacksFoundOnlyWhenItOpensIsThePluginsError() throws Exception {
         Map<String, String> sources = new HashMap<>(PluginJars.provider("test.lazy", "lazy", "lazy's copy"));
         sources.putAll(PluginJars.jsonFactoryCopy("lazy's copy"));
