@@ -103,6 +103,12 @@ class PluginTest {
                 + "test/lazy/LazyDependency; caused by java.lang.ClassNotFoundException: test.lazy.LazyDependency "
                 + "(a plugin sees only the JDK and lock-api's dev.latchkey, dev.latchkey.spi, dev.latchkey.engine of latchkey: "
                 + "bundle every other dependency in the plugin)");
+
+        // opened fine, the class is first needed by the manager's first read: still the plugin's error
+        InProcessCli.Result late = latchkey(env(jar.toString()), "status", "--uri", "lazy://late", "k");
+        assertThat(late.status()).as(late.err()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(late.errLine()).startsWith("latchkey: plugin " + jar + " failed in lazy://: java.lang.NoClassDefFoundError: "
+                + "test/lazy/LazyDependency").contains("bundle every other dependency in the plugin");
     }
 
     private static Map<String, String> withOut(Map<String, String> m, String key) {
