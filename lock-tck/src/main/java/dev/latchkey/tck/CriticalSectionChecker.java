@@ -93,7 +93,7 @@ public final class CriticalSectionChecker {
 
     /**
      * Every invariant broken so far, one line each, empty when none: overlaps, lost updates, and
-     * with {@code fencing} tokens out of order (the first {@value TckFixture#SHOWN_PROBLEMS}, then a count).
+     * with {@code fencing} tokens out of order (the first ten, then a count).
      */
     public List<String> problems(boolean fencing) {
         List<String> found = new ArrayList<>();
