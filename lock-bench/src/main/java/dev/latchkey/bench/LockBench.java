@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 
 /**
  * The measurements behind {@code latchkey bench URI}, printed as one plain-text table:
@@ -85,15 +86,25 @@ public final class LockBench {
     public record Row(String name, double p50, double p99, double p999, double opsPerSecond, long samples, String note) {}
 
     private final Config config;
+    private final Function<String, LockManager> open;
     private final String prefix = "latchkey-bench-" + UUID.randomUUID().toString().substring(0, 8) + "/";
 
-    private LockBench(Config config) {
+    private LockBench(Config config, Function<String, LockManager> open) {
         this.config = config;
+        this.open = open;
     }
 
     /** Runs every phase and prints the table to {@code out}; returns the rows printed. */
     public static List<Row> run(Config config, PrintWriter out) throws Exception {
-        return new LockBench(config).run(out);
+        return run(config, out, Latchkey::open);
+    }
+
+    /**
+     * As {@link #run(Config, PrintWriter)}, with the measured managers opened by {@code open} (the
+     * command passes its own, which also knows the backends of its plugins).
+     */
+    public static List<Row> run(Config config, PrintWriter out, Function<String, LockManager> open) throws Exception {
+        return new LockBench(config, open).run(out);
     }
 
     private List<Row> run(PrintWriter out) throws Exception {
@@ -104,7 +115,7 @@ public final class LockBench {
         List<Baseline> baselines = Baseline.forScheme(uri.scheme());
         List<Row> rows = new ArrayList<>();
         List<String> ratios = new ArrayList<>();
-        try (LockManager a = Latchkey.open(config.uri()); LockManager b = Latchkey.open(config.uri())) {
+        try (LockManager a = open.apply(config.uri()); LockManager b = open.apply(config.uri())) {
             // first, while the heap holds nothing but the JVM and the manager: a stable baseline
             Row holding = config.hold() > 0 ? hold(a) : null;
             List<Baseline.Session> sessions = new ArrayList<>();

@@ -26,7 +26,6 @@ import java.util.Set;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
-import java.util.function.Supplier;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
@@ -108,14 +107,15 @@ public final class Backends {
     public LockManager open(String uri, LockContext context) {
         LockUri parsed = LockUri.parse(uri);
         Backend b = backendOf(parsed);
-        return inLoaderOf(b, () -> b.provider().open(parsed, context));
+        LockManager manager = unchecked(() -> inLoaderOf(b, "to open", () -> b.provider().open(parsed, context)));
+        return b.plugin() == null ? manager : PluginCalls.wrap(manager, LockManager.class, call -> inLoaderOf(b, "in", call));
     }
 
     /** The compare-and-swap store under {@code uri}'s managers, if its provider exposes one ({@link LockProvider#openStore}). */
     public Optional<ConditionalStore> openStore(String uri) {
         LockUri parsed = LockUri.parse(uri);
         Backend b = backendOf(parsed);
-        return inLoaderOf(b, () -> b.provider().openStore(parsed, LockContext.defaults()));
+        return unchecked(() -> inLoaderOf(b, "to open the store of", () -> b.provider().openStore(parsed, LockContext.defaults())));
     }
 
     private Backend backendOf(LockUri uri) {
@@ -134,17 +134,28 @@ public final class Backends {
      * such a library starts meanwhile inherit it. A class the plugin lacks, found missing only now,
      * is its fault, not latchkey's: it is reported as the plugin's, with the loading rule.
      */
-    private static <T> T inLoaderOf(Backend b, Supplier<T> call) {
+    private static <T> T inLoaderOf(Backend b, String what, PluginCalls.Call<T> call) throws Throwable {
         Thread thread = Thread.currentThread();
         ClassLoader before = thread.getContextClassLoader();
         thread.setContextClassLoader(b.provider().getClass().getClassLoader());
         try {
-            return call.get();
+            return call.call();
         } catch (LinkageError e) {
             if (b.plugin() == null) throw e;
-            throw new LockException("plugin " + b.plugin() + " failed to open " + b.scheme() + "://: " + causes(e), e);
+            throw new LockException("plugin " + b.plugin() + " failed " + what + " " + b.scheme() + "://: " + causes(e), e);
         } finally {
             thread.setContextClassLoader(before);
+        }
+    }
+
+    /** {@code call}, which throws nothing checked. */
+    private static <T> T unchecked(PluginCalls.Call<T> call) {
+        try {
+            return call.call();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 

@@ -1,12 +1,14 @@
 package dev.latchkey.cli;
 
 import dev.latchkey.bench.LockBench;
+import dev.latchkey.spi.LockContext;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
@@ -20,6 +22,9 @@ import picocli.CommandLine.Spec;
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
+
+    @ParentCommand
+    LatchkeyCommand root;
 
     @Parameters(index = "0", paramLabel = "URI", description = "Backend to measure, e.g. mem://bench or file:///tmp/bench.")
     String uri;
@@ -48,8 +53,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // the command's backends, so a plugin's scheme is measured like a built-in one
         LockBench.run(new LockBench.Config(uri, threads, keys, duration, warmup, hold, holdTtl),
-                spec.commandLine().getOut());
+                spec.commandLine().getOut(), u -> root.backends().open(u, LockContext.defaults()));
         return ExitCodes.OK;
     }
 }

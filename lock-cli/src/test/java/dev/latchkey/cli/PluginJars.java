@@ -80,6 +80,8 @@ final class PluginJars {
                                 Store(String name) { this.name = name; }
 
                                 public synchronized Optional<StoredRecord> read(String key) {
+                                    // SCHEME://late: a class first needed after open, by the first read
+                                    if (name.equals("late")) LazyDependency.name();
                                     Rec r = records.get(key);
                                     return r == null ? Optional.empty()
                                             : Optional.of(new StoredRecord(r.data(), r.version(), Duration.ofNanos(System.nanoTime() - r.writtenNanos())));

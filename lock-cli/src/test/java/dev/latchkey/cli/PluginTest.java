@@ -77,6 +77,17 @@ class PluginTest {
     }
 
     @Test
+    void benchMeasuresAPluginBackend() throws Exception {
+        Path a = bundledPlugin(dir.resolve("alpha.jar"), "alpha", "alpha's copy");
+
+        InProcessCli.Result r = latchkey(env(a.toString()), "bench", "alpha://bench", "--threads", "1", "--keys", "1",
+                "--duration", "50ms", "--warmup", "0s");
+
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("latchkey bench alpha://bench").contains("acquire+release, uncontended");
+    }
+
+    @Test
     void aClassAPluginLacksFoundOnlyWhenItOpensIsThePluginsError() throws Exception {
         Map<String, String> sources = new HashMap<>(PluginJars.provider("test.lazy", "lazy", "lazy's copy"));
         sources.putAll(PluginJars.jsonFactoryCopy("lazy's copy"));
@@ -92,6 +103,12 @@ class PluginTest {
                 + "test/lazy/LazyDependency; caused by java.lang.ClassNotFoundException: test.lazy.LazyDependency "
                 + "(a plugin sees only the JDK and lock-api's dev.latchkey, dev.latchkey.spi, dev.latchkey.engine of latchkey: "
                 + "bundle every other dependency in the plugin)");
+
+        // opened fine, the class is first needed by the manager's first read: still the plugin's error
+        InProcessCli.Result late = latchkey(env(jar.toString()), "status", "--uri", "lazy://late", "k");
+        assertThat(late.status()).as(late.err()).isEqualTo(ExitCodes.FAILURE);
+        assertThat(late.errLine()).startsWith("latchkey: plugin " + jar + " failed in lazy://: java.lang.NoClassDefFoundError: "
+                + "test/lazy/LazyDependency").contains("bundle every other dependency in the plugin");
     }
 
     private static Map<String, String> withOut(Map<String, String> m, String key) {

@@ -37,6 +37,11 @@ class AdvisoryNoFencingTckTest extends LockManagerContract {
     }
 
     @Override
+    protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
+        return PostgresLocks.open(pool, PostgresLocks.options().fencing(false).pool(2).poll(poll), context);
+    }
+
+    @Override
     protected String uriForOtherProcesses() {
         return PgTestSupport.with(PgTestSupport.uri(), "fencing=false");
     }

@@ -4,6 +4,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import java.time.Duration;
 import java.util.List;
 
 /** The full TCK against mode=advisory (the default). */
@@ -11,6 +12,12 @@ class AdvisoryTckTest extends LockManagerContract {
     @Override
     protected LockManager newManager(LockContext context) {
         return Latchkey.open(uriForOtherProcesses(), context);
+    }
+
+    /** The same URI with {@code poll=} (its waiters queue in the server, so the poll should not matter). */
+    @Override
+    protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
+        return Latchkey.open(PgTestSupport.with(uriForOtherProcesses(), "poll=" + poll.toMillis() + "ms"), context);
     }
 
     /** The server is shared by every process: the multi-process tests run too. */

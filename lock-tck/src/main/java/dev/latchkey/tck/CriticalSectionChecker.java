@@ -91,6 +91,24 @@ public final class CriticalSectionChecker {
         return bad;
     }
 
+    /**
+     * Every invariant broken so far, one line each, empty when none: overlaps, lost updates, and
+     * with {@code fencing} tokens out of order (the first ten, then a count).
+     */
+    public List<String> problems(boolean fencing) {
+        List<String> found = new ArrayList<>();
+        if (overlaps() > 0) {
+            found.add("overlapping critical sections: " + overlaps()
+                    + " times a holder entered while another was inside (two holders at once)");
+        }
+        if (counter() != sections()) {
+            found.add("lost updates: the unprotected counter is " + counter() + " after " + sections() + " sections");
+        }
+        List<String> order = tokenOrderViolations();
+        if (fencing && !order.isEmpty()) found.add("fencing tokens in order of entry: " + TckFixture.listed(order));
+        return found;
+    }
+
     /** A one-line summary for assertion messages. */
     public String summary() {
         return "sections=" + sections() + ", overlaps=" + overlaps() + ", counter=" + counter()

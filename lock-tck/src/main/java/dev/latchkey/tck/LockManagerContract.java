@@ -62,8 +62,12 @@ import org.junit.jupiter.api.io.TempDir;
  * which this class implements), fencing-token order, hostile and invalid keys, that the manager
  * uses the {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
- * JVMs and the fate of a lock whose holder process was killed. Tests of an undeclared {@link Capability} are skipped through
- * JUnit assumptions that name the capability.
+ * JVMs and the fate of a lock whose holder process was killed. Declared capabilities are held to
+ * their word: {@code FENCING_TOKENS} (token order), {@code LIST}, {@code SERVER_SIDE_EXPIRY} (a
+ * contender needs neither a watch of its own nor a right clock), {@code NATIVE_WAIT} (given
+ * {@link #newManagerPollingEvery}: a waiter is woken long before its poll), {@code HOLDER_DEATH_DETECTION}
+ * (a killed holder's lock is freed long before its TTL). Tests of an undeclared {@link Capability} are
+ * skipped through JUnit assumptions that name the capability.
  *
  * <p><b>Timing</b>: every time-based test asserts orderings measured on the monotonic clock
  * ("the contender's success came at least a TTL after the holder started acquiring"), never an
@@ -133,7 +137,8 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     /**
      * The backend's URI as another process would open it, for the multi-process tests: child JVMs
-     * get this JVM's class path and the URI in an environment variable (never on a command line).
+     * get this JVM's class path, the URI in an environment variable (never on a command line) and
+     * {@link #childJvmArguments()}.
      * Default {@code null}: those tests are skipped, as they must be for {@code mem://}, whose
      * store lives inside one JVM.
      */
@@ -157,6 +162,34 @@ public abstract class LockManagerContract implements LockEventsContract {
     /** Other configurations addressing this backend's locks (see {@link OtherConfiguration}). Default none. */
     protected List<OtherConfiguration> otherConfigurations() {
         return List.of();
+    }
+
+    /**
+     * For the {@link Capability#NATIVE_WAIT} test: a manager like {@link #newManager(LockContext)}
+     * (same store, own connections) whose waiters, when nothing wakes them, look at a held key again
+     * only after {@code poll} — for instance the URI with {@code poll=} set, as PostgreSQL and the Redis
+     * example take it, or a {@code LeaseEngine} built with {@code maxPoll = poll}. The test asks for a
+     * poll of 40 s and fails unless a waiter gets the
+     * released key within half of it, so only a wake-up by the store passes. (A {@code LeaseEngine}'s
+     * pauses start at a millisecond and double up to its {@code maxPoll}, so for it this test alone
+     * cannot tell a wake-up from an early look; {@link ConditionalStoreContract#wakesOnChange()}
+     * checks its store's {@code awaitChange}.) Default {@code null}: the test is skipped, naming this
+     * hook; a backend declaring NATIVE_WAIT should override it.
+     */
+    protected LockManager newManagerPollingEvery(Duration poll, LockContext context) throws Exception {
+        return null;
+    }
+
+    /**
+     * Options for the child JVMs of the multi-process tests, before their main class: the system
+     * properties ({@code -Dname=value}) and JVM options ({@code --add-opens …}) the backend needs
+     * there, since a child gets none of this JVM's. They travel in an owner-only argument file, never
+     * on a command line, and are never printed. Default
+     * {@link MultiProcessContention#forwardedSystemProperties()} ({@code latchkey.*}, TLS stores,
+     * proxies); to add to it, override and append to {@code super.childJvmArguments()}.
+     */
+    protected List<String> childJvmArguments() {
+        return MultiProcessContention.forwardedSystemProperties();
     }
 
     /** JVMs in the multi-process contention test. Default 4. */
@@ -344,8 +377,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         // The waiter must be seen waiting on the held key — inside acquire for a whole second
         // without returning — before the key is released; an acquire that never waits has thrown by then.
         assertThat(waiting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as("waiter started").isTrue();
-        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS))
-                .as("acquire on a held key returned (or threw) before the key was released")
+        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS), "acquire on a held key returned (or threw) before the key was released")
                 .isInstanceOf(TimeoutException.class);
         first.release();
         Lease second = waiter.get(GENEROUS.toSeconds() * 2 + 10, TimeUnit.SECONDS);
@@ -548,7 +580,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
         assertThat(b.forceRelease(k)).isTrue();
 
-        assertThatThrownBy(old::release).as("release after being broken, nobody else holding")
+        assertThatThrownBy(old::release, "release after being broken, nobody else holding")
                 .isInstanceOf(LeaseLostException.class);
         Lease next = hold(b, k, longLease("next"));
         assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
@@ -570,7 +602,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(old.leaseId());
 
         assertThat(b.forceRelease(k, inspected)).as("forceRelease naming the holder's lease id").isTrue();
-        assertThatThrownBy(old::renew).as("renew of the broken lease").isInstanceOf(LeaseLostException.class)
+        assertThatThrownBy(old::renew, "renew of the broken lease").isInstanceOf(LeaseLostException.class)
                 .satisfies(e -> assertThat(((LeaseLostException) e).reason())
                         .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED));
 
@@ -709,19 +741,19 @@ public abstract class LockManagerContract implements LockEventsContract {
         LeaseOptions o = longLease("invalid");
         for (String k : TckKeys.invalid()) {
             String what = k == null ? "null" : show(k);
-            assertThatThrownBy(() -> track(a.tryAcquire(k))).as("tryAcquire(%s)", what)
+            assertThatThrownBy(() -> track(a.tryAcquire(k)), "tryAcquire(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.tryAcquire(k, o))).as("tryAcquire(%s, options)", what)
+            assertThatThrownBy(() -> track(a.tryAcquire(k, o)), "tryAcquire(%s, options)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100)))).as("acquire(%s)", what)
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100))), "acquire(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o))).as("acquire(%s, options)", what)
+            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o)), "acquire(%s, options)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.inspect(k)).as("inspect(%s)", what)
+            assertThatThrownBy(() -> a.inspect(k), "inspect(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k)).as("forceRelease(%s)", what)
+            assertThatThrownBy(() -> a.forceRelease(k), "forceRelease(%s)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id")).as("forceRelease(%s, leaseId)", what)
+            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id"), "forceRelease(%s, leaseId)", what)
                     .isInstanceOf(InvalidLockKeyException.class);
         }
     }
@@ -844,6 +876,38 @@ public abstract class LockManagerContract implements LockEventsContract {
         assertThat(contender.inspect(liveKey).map(LockInfo::leaseId)).contains(live.leaseId());
     }
 
+    // ---------------------------------------------------------------- declared capabilities
+
+    /**
+     * {@link Capability#SERVER_SIDE_EXPIRY}: a contender that never watched an abandoned lease gets it
+     * once the store's clock says it ran out, and one whose monotonic clock runs fast takes nothing
+     * early ({@link CapabilityChecks#serverSideExpiry}). About one TTL.
+     */
+    @Test
+    void serverSideExpiryNeedsNoWatchAndNoClockOfTheContender() throws Exception {
+        LockManager holder = newManager();
+        requireCapability(holder, Capability.SERVER_SIDE_EXPIRY);
+        capabilityChecks().serverSideExpiry(holder);
+    }
+
+    /**
+     * {@link Capability#NATIVE_WAIT}: a waiter whose poll interval is long gets a released key long
+     * before it would have looked again ({@link CapabilityChecks#nativeWait}). About 0.3 s.
+     */
+    @Test
+    void nativeWaitWakesAWaiterLongBeforeItsPoll() throws Exception {
+        LockManager holder = newManager();
+        requireCapability(holder, Capability.NATIVE_WAIT);
+        LockManager waiter = newManagerPollingEvery(CapabilityChecks.NATIVE_WAIT_POLL, LockContext.defaults());
+        Assumptions.assumeTrue(waiter != null, () -> holder.description() + " declares NATIVE_WAIT, but"
+                + " newManagerPollingEvery(poll, context) is not overridden: the kit cannot tell a wake-up from a poll; test skipped");
+        capabilityChecks().nativeWait(holder, fx.track(waiter));
+    }
+
+    private CapabilityChecks capabilityChecks() {
+        return new CapabilityChecks(fx, this::manager, shortTtl(), pollInterval(), takeoverLimit());
+    }
+
     // ---------------------------------------------------------------- contention
 
     @Test
@@ -857,14 +921,14 @@ public abstract class LockManagerContract implements LockEventsContract {
         CriticalSectionChecker checker = new CriticalSectionChecker();
         List<String> invalidInside = new CopyOnWriteArrayList<>();
 
-        runReporting(checker, threads, i -> {
+        Throwable workerFailure = TckFixture.failureOf(() -> TckFixture.runConcurrently(threads, i -> {
             LockManager m = ms.get(i % ms.size());
             LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(owner("worker-" + i));
             for (int r = 0; r < rounds; r++) {
                 Lease lease = track(m.acquire(k, contentionMaxWait(), o));
                 checker.enter(lease.fencingToken());
                 try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r);
+                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
                     checker.work();
                 } finally {
                     checker.exit();
@@ -872,16 +936,10 @@ public abstract class LockManagerContract implements LockEventsContract {
                 lease.release();
             }
             return null;
-        });
+        }));
 
-        int total = threads * rounds;
-        assertThat(checker.overlaps()).as("overlapping critical sections (%s)", checker.summary()).isZero();
-        assertThat(checker.sections()).isEqualTo(total);
-        assertThat(checker.counter()).as("unprotected counter after %d sections: lost updates", total).isEqualTo(total);
-        assertThat(invalidInside).as("sections entered with an invalid lease").isEmpty();
-        if (fencing) {
-            assertThat(checker.tokenOrderViolations()).as("fencing tokens in order of entry").isEmpty();
-        }
+        TckFixture.assertContention("contention of " + threads + " workers on " + show(k), checker, fencing,
+                threads * rounds, invalidInside, workerFailure);
     }
 
     @Test
@@ -926,7 +984,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         String uri = requireProcessUri();
         boolean fencing = declares(newManager(), Capability.FENCING_TOKENS);
         MultiProcessContention.Report report = MultiProcessContention.run(uri, key("processes"),
-                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5));
+                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5), childJvmArguments());
         assertThat(report.violations()).as("audit of %d processes x %d sections", processContenders(), processRounds())
                 .isEmpty();
     }
@@ -940,7 +998,7 @@ public abstract class LockManagerContract implements LockEventsContract {
         Duration wanted = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
         Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
         String k = key("killed-holder");
-        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work);
+        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work, childJvmArguments());
         try {
             assertThat(tryTake(a, k, longLease("heir"))).as("while the holder process lives").isEmpty();
             assertThat(a.inspect(k).map(LockInfo::fencingToken)).contains(holder.fencingToken());
@@ -1063,14 +1121,6 @@ public abstract class LockManagerContract implements LockEventsContract {
         return lease.fencingToken();
     }
 
-    /** {@link TckFixture#runConcurrently}, with what the checker saw in the message if a worker failed. */
-    private static void runReporting(CriticalSectionChecker checker, int threads, TckFixture.Worker worker) throws Exception {
-        try {
-            TckFixture.runConcurrently(threads, worker);
-        } catch (Exception | AssertionError e) {
-            throw new AssertionError("a contention worker failed; the sections so far: " + checker.summary(), e);
-        }
-    }
 
     private interface Check {
         String run() throws Exception;

@@ -5,9 +5,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,6 +26,12 @@ import java.util.concurrent.TimeUnit;
  * token not greater than the one before it. Each contender pauses at random after its release, so
  * that the processes hand the lock over rather than run in blocks; a run with fewer hand-overs than
  * a fifth of its sections is reported too, because it proved little.
+ *
+ * <p>A child JVM gets none of this JVM's system properties or options, only those passed as
+ * {@code jvmArguments} ({@code -Dname=value}, {@code --add-opens …}; by default
+ * {@link #forwardedSystemProperties()}). They reach it in an argument file ({@code java @file}, owner-only)
+ * in {@code workDir}, never on its command line, so a value holding a secret does not show in a
+ * process listing; they are never printed.
  */
 public final class MultiProcessContention {
     private MultiProcessContention() {}
@@ -38,6 +47,30 @@ public final class MultiProcessContention {
     public record Report(int sections, long counter, List<Long> tokens, List<String> violations) {}
 
     /**
+     * System properties of this JVM that a backend's client commonly reads, as {@code -Dname=value}
+     * for a child JVM: everything under {@code latchkey.}, TLS trust and key stores
+     * ({@code javax.net.ssl.}, {@code jdk.tls.}) and proxies ({@code http.}, {@code https.},
+     * {@code socksProxy}, {@code java.net.useSystemProxies}). The default JVM arguments of every child.
+     */
+    public static List<String> forwardedSystemProperties() {
+        List<String> args = new ArrayList<>();
+        Properties props = System.getProperties();
+        for (String name : new TreeSet<>(props.stringPropertyNames())) {
+            if (FORWARDED_PREFIXES.stream().anyMatch(name::startsWith)) args.add("-D" + name + "=" + props.getProperty(name));
+        }
+        return args;
+    }
+
+    private static final List<String> FORWARDED_PREFIXES = List.of("latchkey.", "javax.net.ssl.", "jdk.tls.",
+            "http.", "https.", "socksProxy", "java.net.useSystemProxies");
+
+    /** {@link #run(String, String, int, int, boolean, Path, Duration, List)} with {@link #forwardedSystemProperties()}. */
+    public static Report run(String uri, String key, int processes, int rounds, boolean fencing,
+                             Path workDir, Duration limit) throws IOException, InterruptedException {
+        return run(uri, key, processes, rounds, fencing, workDir, limit, forwardedSystemProperties());
+    }
+
+    /**
      * Runs the contenders and audits their log.
      *
      * @param uri      backend URI, passed to the children in an environment variable
@@ -45,9 +78,10 @@ public final class MultiProcessContention {
      * @param fencing  whether tokens must strictly increase (the backend declares FENCING_TOKENS)
      * @param workDir  an empty directory for the log, counter and per-process output
      * @param limit    how long all processes together may take before they are killed
+     * @param jvmArguments options for each child JVM, before its main class (see the class comment)
      */
     public static Report run(String uri, String key, int processes, int rounds, boolean fencing,
-                             Path workDir, Duration limit) throws IOException, InterruptedException {
+                             Path workDir, Duration limit, List<String> jvmArguments) throws IOException, InterruptedException {
         Path log = workDir.resolve("sections.log");
         Path counter = workDir.resolve("counter");
         Path go = workDir.resolve("go");
@@ -58,7 +92,7 @@ public final class MultiProcessContention {
             for (int i = 0; i < processes; i++) {
                 Path out = workDir.resolve("process-" + i + ".out");
                 outputs.add(out);
-                ProcessBuilder pb = new ProcessBuilder(javaCommand(ProcessContender.class.getName(),
+                ProcessBuilder pb = new ProcessBuilder(childCommand(workDir, jvmArguments, ProcessContender.class.getName(),
                         "key=" + key, "rounds=" + rounds, "log=" + log, "counter=" + counter,
                         "ready=" + workDir.resolve("ready-" + i), "go=" + go))
                         .redirectErrorStream(true)
@@ -96,18 +130,25 @@ public final class MultiProcessContention {
         return audit(log, counter, processes, processes * rounds, fencing, violations);
     }
 
+    /** {@link #startHolder(String, String, Duration, Path, List)} with {@link #forwardedSystemProperties()}. */
+    public static Holder startHolder(String uri, String key, Duration ttl, Path workDir)
+            throws IOException, InterruptedException {
+        return startHolder(uri, key, ttl, workDir, forwardedSystemProperties());
+    }
+
     /**
      * Starts a JVM that acquires {@code key} (TTL {@code ttl}, heartbeat on) and holds it until
      * killed; returns once it holds the lease. Kill it with {@link Process#destroyForcibly()} to
      * simulate a crashed holder.
      *
+     * @param jvmArguments options for the child JVM, before its main class (see the class comment)
      * @return the process and the fencing token of its lease
      */
-    public static Holder startHolder(String uri, String key, Duration ttl, Path workDir)
+    public static Holder startHolder(String uri, String key, Duration ttl, Path workDir, List<String> jvmArguments)
             throws IOException, InterruptedException {
         Path ready = workDir.resolve("holder-ready");
         Path out = workDir.resolve("holder.out");
-        ProcessBuilder pb = new ProcessBuilder(javaCommand(ProcessContender.class.getName(), "mode=hold",
+        ProcessBuilder pb = new ProcessBuilder(childCommand(workDir, jvmArguments, ProcessContender.class.getName(), "mode=hold",
                 "key=" + key, "ready=" + ready, "ttl=" + ttl.toMillis() + "ms"))
                 .redirectErrorStream(true).redirectOutput(out.toFile());
         pb.environment().put(ProcessContender.URI_ENV, uri);
@@ -186,6 +227,35 @@ public final class MultiProcessContention {
                 "-cp", System.getProperty("java.class.path"), mainClass));
         cmd.addAll(List.of(args));
         return cmd;
+    }
+
+    /**
+     * {@link #javaCommand} with {@code jvmArguments} in an owner-only argument file in {@code workDir}
+     * ({@code @file}, read by the {@code java} launcher), placed before the class path and main class.
+     */
+    private static List<String> childCommand(Path workDir, List<String> jvmArguments, String mainClass, String... args)
+            throws IOException {
+        List<String> cmd = javaCommand(mainClass, args);
+        if (jvmArguments.isEmpty()) return cmd;
+        Path file = Files.createTempFile(workDir, "jvm-", ".args",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        StringBuilder text = new StringBuilder();
+        for (String a : jvmArguments) text.append(argFileQuoted(a)).append('\n');
+        Files.writeString(file, text);
+        cmd.add(1, "@" + file);
+        return cmd;
+    }
+
+    /**
+     * One argument as the {@code java} launcher's argument files read it: in double quotes, with
+     * backslash and quote escaped (a line break is refused: an argument file cannot carry one).
+     */
+    static String argFileQuoted(String argument) {
+        if (argument.indexOf('\n') >= 0 || argument.indexOf('\r') >= 0) {
+            throw new IllegalArgumentException("a child JVM argument cannot contain a line break: "
+                    + argument.substring(0, Math.min(argument.length(), argument.indexOf('=') + 1)) + "…");
+        }
+        return '"' + argument.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
     }
 
     private static String tail(Path output) {

@@ -7,7 +7,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.latchkey.InvalidLockKeyException;
 import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
@@ -39,7 +41,9 @@ import org.junit.jupiter.api.Timeout;
  * latency past the safety margin lets no two leases be valid at once; after the network heals, the
  * same clients work again without a restart, also after every connection was reset; invalid keys
  * send nothing; and, given {@link #serverFaults()}, a server restart lets no one in while a lease
- * granted before it could still be valid. Each test prints one {@code fault-table:} line with the
+ * granted before it could still be valid — and, for a store that declares it keeps its leases
+ * through a restart ({@link ServerFaults#leasesSurviveRestart()}), the holder renews on the
+ * restarted server and nobody else gets the key until it lets go. Each test prints one {@code fault-table:} line with the
  * time from fault to {@code isValid() == false} on the holder, for the README's table.
  *
  * <p>The proxy models an application-level partition: its kernel still answers TCP keepalives
@@ -79,6 +83,16 @@ public abstract class NetworkFaultContract {
     public interface ServerFaults {
         /** Stops and starts the server (same address, same data), as a crash-free restart would. */
         void restart() throws Exception;
+
+        /**
+         * Whether a lease outlives {@link #restart()}: true for a store that keeps acknowledged writes
+         * (Redis with an fsynced append-only file, a lease table), whose holder then renews on the
+         * restarted server; false (the default) for a lock that ends with the server's session
+         * (PostgreSQL advisory locks), whose holder must find it lost before anyone else gets in.
+         */
+        default boolean leasesSurviveRestart() {
+            return false;
+        }
     }
 
     @AfterEach
@@ -157,8 +171,8 @@ public abstract class NetworkFaultContract {
         fx.hold(m, fx.key("before"), longLease()).release();
 
         proxy.blackhole();
-        assertThatThrownBy(() -> fx.tryTake(m, fx.key("during"), longLease()))
-                .as("acquire while partitioned").isInstanceOf(LockException.class);
+        assertThatThrownBy(() -> fx.tryTake(m, fx.key("during"), longLease()), "acquire while partitioned")
+                .isInstanceOf(LockException.class);
         proxy.heal();
         retryUntilHeld(m, fx.key("after-heal")).release();
 
@@ -189,6 +203,10 @@ public abstract class NetworkFaultContract {
     void serverRestartLetsNoOneInWhileALeaseGrantedBeforeItCouldBeValid() throws Exception {
         ServerFaults faults = serverFaults();
         Assumptions.assumeTrue(faults != null, "serverFaults() is null: the backend's tests cannot restart its server");
+        if (faults.leasesSurviveRestart()) {
+            leaseOutlivesARestart(faults);
+            return;
+        }
         Duration ttl = shortTtl();
         LockManager holder = direct();
         String k = fx.key("restart");
@@ -200,6 +218,46 @@ public abstract class NetworkFaultContract {
         contender.await(ttl.multipliedBy(10).plus(GENEROUS));
         contender.assertExclusion();
         report("server restart", fault, invalidAt);
+    }
+
+    /**
+     * A store that keeps its leases through a restart: the holder (its TTL far longer than a restart
+     * takes) renews on the restarted server, nobody else gets the key meanwhile, and it is free at
+     * once when the holder releases it. No TTL is waited out.
+     */
+    private void leaseOutlivesARestart(ServerFaults faults) throws Exception {
+        LockManager holder = direct();
+        String k = fx.key("restart-kept");
+        Lease lease = fx.hold(holder, k, LeaseOptions.ttl(GENEROUS).withOwner(fx.owner("holder")));
+        faults.restart();
+        renewOnceTheServerAnswers(lease);
+        LockManager contender = direct(); // opened after the restart: its first request is not a reconnect
+        assertThat(fx.tryTake(contender, k, longLease()))
+                .as("a contender on %s after a restart of a store declaring that leases survive it", TckFixture.show(k))
+                .isEmpty();
+        assertThat(lease.isValid()).as("the holder's lease after the restart and a renewal").isTrue();
+        lease.release();
+        fx.pollUntilAcquired(contender, k, longLease(), GENEROUS, poll());
+    }
+
+    /** Renews {@code lease}, retrying while the restarted server cannot answer yet; a loss fails the test. */
+    private static void renewOnceTheServerAnswers(Lease lease) throws InterruptedException {
+        long start = System.nanoTime();
+        while (true) {
+            try {
+                lease.renew();
+                return;
+            } catch (LeaseLostException e) {
+                throw new AssertionError("the lease on " + TckFixture.show(lease.key()) + " was lost across a restart"
+                        + " of a store declaring that leases survive it (ServerFaults.leasesSurviveRestart): " + e.getMessage(), e);
+            } catch (LockBackendException e) {
+                if (System.nanoTime() - start > GENEROUS.toNanos()) {
+                    throw new AssertionError("the holder could not renew within " + GENEROUS.toSeconds()
+                            + " s of the restart", e);
+                }
+                TckFixture.pace(Duration.ofMillis(100));
+            }
+        }
     }
 
     // ---------------------------------------------------------------- helpers

@@ -223,7 +223,7 @@ public abstract class StoreFaultContract {
         Lease lease = fx.hold(holder, k, LeaseOptions.ttl(ttl).withOwner(fx.owner("holder"))); // heartbeat on
         // twice: a heartbeat renewal that slips in first may take one
         holderStore.arm(REPLACE, FAIL_BEFORE, 2);
-        assertThatThrownBy(lease::release).as("release whose write failed").isInstanceOf(LockBackendException.class);
+        assertThatThrownBy(lease::release, "release whose write failed").isInstanceOf(LockBackendException.class);
         holderStore.heal();
 
         assertThat(lease.isValid()).as("a lease whose release failed is no longer valid").isFalse();
@@ -271,7 +271,7 @@ public abstract class StoreFaultContract {
         for (String k : TckKeys.invalid()) {
             for (Runnable call : List.<Runnable>of(() -> m.tryAcquire(k), () -> m.acquire(k, Duration.ofMillis(100)),
                     () -> m.inspect(k), () -> m.forceRelease(k), () -> m.forceRelease(k, "some-lease"))) {
-                assertThatThrownBy(call::run).as("call with key %s", k == null ? "null" : TckFixture.show(k))
+                assertThatThrownBy(call::run, "call with key %s", k == null ? "null" : TckFixture.show(k))
                         .isInstanceOf(InvalidLockKeyException.class);
             }
         }
@@ -299,13 +299,13 @@ public abstract class StoreFaultContract {
         int rounds = chaosRounds();
         LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(fx.owner("chaos"));
 
-        TckFixture.runConcurrently(managers * threadsPerManager, i -> {
+        Throwable workerFailure = TckFixture.failureOf(() -> TckFixture.runConcurrently(managers * threadsPerManager, i -> {
             LockManager m = ms.get(i % managers);
             for (int r = 0; r < rounds; r++) {
                 Lease lease = acquireThroughFaults(m, k, o);
                 checker.enter(lease.fencingToken());
                 try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + lease);
+                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
                     checker.work();
                 } finally {
                     checker.exit();
@@ -319,14 +319,10 @@ public abstract class StoreFaultContract {
                 }
             }
             return null;
-        });
+        }));
 
-        String run = "seed " + seed + ", " + checker.summary();
-        int total = managers * threadsPerManager * rounds;
-        assertThat(checker.overlaps()).as("overlapping sections through random faults (%s)", run).isZero();
-        assertThat(checker.counter()).as("lost updates (%s)", run).isEqualTo(total);
-        assertThat(invalidInside).as("sections entered with an invalid lease (%s)", run).isEmpty();
-        assertThat(checker.tokenOrderViolations()).as("fencing tokens in order of entry (%s)", run).isEmpty();
+        TckFixture.assertContention("contention through random faults on " + TckFixture.show(k) + " (seed " + seed + ")",
+                checker, true, managers * threadsPerManager * rounds, invalidInside, workerFailure);
         faulty.forEach(FaultInjectingStore::heal);
         fx.pollUntilAcquired(manager(store()), k, longLease(), Duration.ofSeconds(30).plus(GENEROUS), poll(shortTtl()));
     }

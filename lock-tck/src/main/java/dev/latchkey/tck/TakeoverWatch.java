@@ -87,7 +87,7 @@ public final class TakeoverWatch {
         thread.join(TimeUnit.SECONDS.toMillis(30));
         if (failure != null) throw new AssertionError("contender on " + TckFixture.show(key) + " failed", failure);
         if (taken == null) return fail("the contender still did not hold " + TckFixture.show(key) + " after "
-                + limit.toMillis() + " ms (holder " + holder + ")");
+                + limit.toMillis() + " ms (holder: " + TckFixture.describe(holder) + ")");
         return taken;
     }
 
@@ -103,8 +103,8 @@ public final class TakeoverWatch {
     /** After {@link #await}: the holder was invalid, and its listener had fired, when the contender got in. */
     public void assertExclusion() {
         assertThat(holderValidAtTakeover)
-                .as("holder %s still valid when the contender got the key, %d ms after the watch began: two valid leases",
-                        holder, TimeUnit.NANOSECONDS.toMillis(takenNanos - startedNanos))
+                .as("holder %s still valid when the contender got the key (%s), %d ms after the watch began: two valid leases",
+                        TckFixture.describe(holder), TckFixture.describe(taken), TimeUnit.NANOSECONDS.toMillis(takenNanos - startedNanos))
                 .isFalse();
         long lost = holderLostNanos;
         assertThat(lost).as("the holder's loss listener had fired when the contender got the key").isNotZero();

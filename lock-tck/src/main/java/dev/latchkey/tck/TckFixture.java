@@ -176,6 +176,71 @@ final class TckFixture {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     }
 
+    /**
+     * A lease for a failure message, whatever its class's {@code toString}: key, lease id, owner,
+     * fencing token, validity and expiry — what a lease carries, no credential.
+     */
+    static String describe(Lease lease) {
+        if (lease == null) return "no lease";
+        return "lease " + lease.leaseId() + " on " + show(lease.key()) + " (owner " + lease.owner() + ", token "
+                + lease.fencingToken() + ", " + (lease.isValid() ? "valid" : "invalid") + ", expires " + lease.expiresAt() + ")";
+    }
+
+    /**
+     * The verdict of a contention run: fails with every broken invariant of {@code checker}, the
+     * sections entered with an invalid lease, a short count, and a worker's failure — together, so
+     * that neither a worker's exception nor the referee's report hides the other.
+     *
+     * @param workerFailure what a worker threw, or null; it becomes the cause
+     */
+    static void assertContention(String what, CriticalSectionChecker checker, boolean fencing, int expectedSections,
+                                 List<String> invalidInside, Throwable workerFailure) {
+        List<String> broken = new ArrayList<>(checker.problems(fencing));
+        if (!invalidInside.isEmpty()) broken.add("sections entered with an invalid lease: " + listed(invalidInside));
+        if (workerFailure == null && checker.sections() != expectedSections) {
+            broken.add(checker.sections() + " sections run, " + expectedSections + " expected");
+        }
+        if (workerFailure != null) broken.add("a worker failed: " + workerFailure);
+        if (!broken.isEmpty()) {
+            throw new AssertionError(what + " (" + checker.summary() + "):\n" + String.join("\n", broken), workerFailure);
+        }
+    }
+
+    /** What {@code run} threw (an exception or a failed assertion), or null. */
+    static Throwable failureOf(Run run) {
+        try {
+            run.run();
+            return null;
+        } catch (Exception | AssertionError e) {
+            return e;
+        }
+    }
+
+    interface Run {
+        void run() throws Exception;
+    }
+
+    /** Problems listed in a failure message before the rest are only counted. */
+    static final int SHOWN_PROBLEMS = 10;
+
+    /**
+     * Fails naming {@code invariant} unless {@code problems} is empty; a long list is summarised
+     * (how many, the first {@value #SHOWN_PROBLEMS}), so the message stays readable.
+     */
+    static void assertNone(List<String> problems, String invariant) {
+        if (!problems.isEmpty()) throw new AssertionError(invariant + ": " + listed(problems));
+    }
+
+    /** {@code problems} for a message: how many, then the first {@value #SHOWN_PROBLEMS}, one a line. */
+    static String listed(List<String> problems) {
+        StringBuilder sb = new StringBuilder().append(problems.size()).append(problems.size() == 1 ? " problem" : " problems");
+        int shown = Math.min(problems.size(), SHOWN_PROBLEMS);
+        if (shown < problems.size()) sb.append(", the first ").append(shown);
+        for (String p : problems.subList(0, shown)) sb.append("\n  - ").append(p);
+        if (shown < problems.size()) sb.append("\n  … and ").append(problems.size() - shown).append(" more");
+        return sb.toString();
+    }
+
     /** A key as Java source text, so invisible and look-alike characters show in messages. */
     static String show(String k) {
         StringBuilder sb = new StringBuilder("\"");

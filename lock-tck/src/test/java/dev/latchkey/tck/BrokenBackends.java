@@ -4,8 +4,10 @@ import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
 import dev.latchkey.engine.LeaseEngine;
 import dev.latchkey.mem.MemStore;
 import dev.latchkey.spi.ConditionalStore;
@@ -19,8 +21,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 /**
@@ -228,19 +232,63 @@ final class BrokenBackends {
 
     /** The reference store, except that records look twice as old as they are: takeover at TTL/2. */
     static LockManager earlyExpiry(String name, LockContext context) {
+        return new LeaseEngine(memAged(name, "early-expiry", age -> age.multipliedBy(2)), context, Set.of());
+    }
+
+    /**
+     * The reference store, except that it cannot tell a record's age, so contenders watch records for a
+     * TTL on their own clocks — while the manager declares SERVER_SIDE_EXPIRY.
+     */
+    static LockManager localWatchClaimingServerExpiry(String name, LockContext context) {
+        return new LeaseEngine(memAged(name, "local-watch", age -> null), context, Set.of(Capability.SERVER_SIDE_EXPIRY));
+    }
+
+    /** {@code mem://name} whose records report {@code age} of their true age ({@code null}: no age). */
+    private static ConditionalStore memAged(String name, String scheme, UnaryOperator<Duration> age) {
         MemStore mem = MemStore.named(name);
-        ConditionalStore doubled = new ConditionalStore() {
+        return new ConditionalStore() {
             @Override public Optional<StoredRecord> read(String n) {
-                return mem.read(n).map(r -> new StoredRecord(r.data(), r.version(), r.age().multipliedBy(2)));
+                return mem.read(n).map(r -> new StoredRecord(r.data(), r.version(), age.apply(r.age())));
             }
             @Override public Optional<String> create(String n, byte[] d) { return mem.create(n, d); }
             @Override public Optional<String> replace(String n, String v, byte[] d) { return mem.replace(n, v, d); }
             @Override public boolean delete(String n, String v) { return mem.delete(n, v); }
             @Override public List<String> list(String p) { return mem.list(p); }
-            @Override public String describe() { return "early-expiry://" + name; }
+            @Override public String describe() { return scheme + "://" + name; }
             @Override public void close() {}
         };
-        return new LeaseEngine(doubled, context, Set.of());
+    }
+
+    /**
+     * A correct manager, except that {@code acquire} only polls: it looks, then sleeps {@code poll},
+     * never woken by a release — while {@code real}'s NATIVE_WAIT is still declared.
+     */
+    static LockManager pollingOnly(LockManager real, Duration poll) {
+        return new LockManager() {
+            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) { return real.tryAcquire(key, options); }
+            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+                long deadline = System.nanoTime() + maxWait.toNanos();
+                while (true) {
+                    Optional<Lease> l = real.tryAcquire(key, options);
+                    if (l.isPresent()) return l.get();
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) throw new LockTimeoutException(key, maxWait, null);
+                    try {
+                        TimeUnit.NANOSECONDS.sleep(Math.min(left, poll.toNanos()));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new LockException("interrupted", e);
+                    }
+                }
+            }
+            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
+            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
+            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
+            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
+            @Override public Set<Capability> capabilities() { return real.capabilities(); }
+            @Override public String description() { return "polling-only:" + real.description(); }
+            @Override public void close() { real.close(); }
+        };
     }
 
     /** A correct manager that hands out fencing token 1 to everyone while declaring FENCING_TOKENS. */

@@ -5,6 +5,7 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.ExternalServer;
 import dev.latchkey.tck.LockManagerContract;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -15,6 +16,12 @@ class RedisLockManagerTckTest extends LockManagerContract {
     @Override
     protected LockManager newManager(LockContext context) {
         return Latchkey.open(RedisServer.uri(), context);
+    }
+
+    /** The same server with {@code poll=}: the longest pause of a waiter between looks when no announcement wakes it. */
+    @Override
+    protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
+        return Latchkey.open(ExternalServer.withParam(RedisServer.uri(), "poll", poll.toMillis() + "ms"), context);
     }
 
     @Override
