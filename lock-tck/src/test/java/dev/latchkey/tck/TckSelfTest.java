@@ -1,8 +1,10 @@
 package dev.latchkey.tck;
 
+import static dev.latchkey.tck.KitRun.assertFailedOn;
+import static dev.latchkey.tck.KitRun.describe;
+import static dev.latchkey.tck.KitRun.failures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
@@ -14,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,13 +23,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.platform.engine.DiscoverySelector;
-import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.engine.support.descriptor.MethodSource;
-import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.TestIdentifier;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
  * Tests of the TCK itself: a kit that passes every backend is worthless, so each check here runs
@@ -165,9 +159,9 @@ class TckSelfTest {
 
     @Test
     void casContractCatchesNonAtomicCreateAndReplace() {
-        Map<String, Throwable> failed = failures(method(RacyStoreCas.class, "racingCreatesHaveExactlyOneWinner"),
-                method(RacyStoreCas.class, "racingReplacesOfOneVersionHaveExactlyOneWinner"),
-                method(RacyStoreCas.class, "createReadReplaceDelete"));
+        Map<String, Throwable> failed = failures(RacyStoreCas.class,
+                "racingCreatesHaveExactlyOneWinner", "racingReplacesOfOneVersionHaveExactlyOneWinner",
+                "createReadReplaceDelete");
         assertThat(failed).containsOnlyKeys("racingCreatesHaveExactlyOneWinner",
                 "racingReplacesOfOneVersionHaveExactlyOneWinner");
         assertFailedOn(failed, "racingCreatesHaveExactlyOneWinner", "racing creates that did not have exactly one winner");
@@ -177,8 +171,8 @@ class TckSelfTest {
 
     @Test
     void casContractCatchesVersionsThatRestartAfterADelete() {
-        Map<String, Throwable> failed = failures(method(RestartingVersionsCas.class, "createReadReplaceDelete"),
-                method(RestartingVersionsCas.class, "versionsOfANameNeverRepeat"));
+        Map<String, Throwable> failed = failures(RestartingVersionsCas.class,
+                "createReadReplaceDelete", "versionsOfANameNeverRepeat");
         assertFailedOn(failed, "createReadReplaceDelete", "version from before the delete");
         assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
     }
@@ -186,20 +180,20 @@ class TckSelfTest {
     @Test
     void casContractCatchesVersionsStampedInMilliseconds() {
         // not by luck: the writes go on until 64 fit in 32 ms, so two of them share a millisecond
-        Map<String, Throwable> failed = failures(method(MillisecondVersionsCas.class, "versionsOfANameNeverRepeat"));
+        Map<String, Throwable> failed = failures(MillisecondVersionsCas.class, "versionsOfANameNeverRepeat");
         assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
     }
 
     @Test
     void casContractCatchesVersionsCountedPerClient() {
-        Map<String, Throwable> failed = failures(method(PerClientCounterCas.class, "versionsOfANameNeverRepeat"));
+        Map<String, Throwable> failed = failures(PerClientCounterCas.class, "versionsOfANameNeverRepeat");
         assertFailedOn(failed, "versionsOfANameNeverRepeat", "versions given twice to one name");
     }
 
     @Test
     void lockContractCatchesTwoHoldersFromARacyStore() {
-        Map<String, Throwable> failed = failures(method(RacyStoreLocks.class, "contentionKeepsCriticalSectionsApart"),
-                method(RacyStoreLocks.class, "racingTryAcquireOnOneManagerHasOneWinner"));
+        Map<String, Throwable> failed = failures(RacyStoreLocks.class,
+                "contentionKeepsCriticalSectionsApart", "racingTryAcquireOnOneManagerHasOneWinner");
         assertThat(failed).containsOnlyKeys("contentionKeepsCriticalSectionsApart", "racingTryAcquireOnOneManagerHasOneWinner");
         assertFailedOn(failed, "racingTryAcquireOnOneManagerHasOneWinner", "threads of one manager racing tryAcquire");
         // the checker's verdict, also when a worker's release found the record overwritten: a
@@ -211,20 +205,20 @@ class TckSelfTest {
 
     @Test
     void lockContractsOverlapCheckerCatchesADoubleGrantNoReleaseCanNotice() {
-        Map<String, Throwable> failed = failures(method(DoubleGrantLocks.class, "contentionKeepsCriticalSectionsApart"));
+        Map<String, Throwable> failed = failures(DoubleGrantLocks.class, "contentionKeepsCriticalSectionsApart");
         assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "overlapping critical sections");
     }
 
     @Test
     void lockContractCatchesAManagerThatIgnoresItsContext() {
-        Map<String, Throwable> failed = failures(method(IgnoredContextLocks.class, "managerUsesTheContextItWasGiven"));
+        Map<String, Throwable> failed = failures(IgnoredContextLocks.class, "managerUsesTheContextItWasGiven");
         assertFailedOn(failed, "managerUsesTheContextItWasGiven", "must build the manager with the context it was given");
     }
 
     @Test
     void lockContractCatchesTakeoverBeforeTheTtl() {
-        Map<String, Throwable> failed = failures(method(EarlyExpiryLocks.class, "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore"),
-                method(EarlyExpiryLocks.class, "racingTakeoverOfAbandonedLeaseHasOneWinner"));
+        Map<String, Throwable> failed = failures(EarlyExpiryLocks.class,
+                "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore", "racingTakeoverOfAbandonedLeaseHasOneWinner");
         assertFailedOn(failed, "abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore", "to the contender's takeover");
         assertFailedOn(failed, "racingTakeoverOfAbandonedLeaseHasOneWinner", "to the first racer's win");
     }
@@ -232,7 +226,7 @@ class TckSelfTest {
     @Test
     void lockContractCatchesExpiryJudgedByWallClocks() {
         // contender an hour ahead, holder an hour behind: both make the lease look old
-        Map<String, Throwable> failed = failures(method(WallClockLocks.class, "skewedWallClockTakesNothingEarly"));
+        Map<String, Throwable> failed = failures(WallClockLocks.class, "skewedWallClockTakesNothingEarly");
         assertThat(failed).as("contract tests that failed").containsKey("skewedWallClockTakesNothingEarly");
         String why = describe(failed.get("skewedWallClockTakesNothingEarly"));
         for (String skewed : List.of("wall clock PT1H ahead on the contender: ", "wall clock PT1H behind on the holder: ")) {
@@ -243,8 +237,8 @@ class TckSelfTest {
 
     @Test
     void lockContractCatchesServerSideExpiryJudgedByALocalWatch() {
-        Map<String, Throwable> failed = failures(method(LocalWatchClaimingServerExpiryLocks.class,
-                "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender"));
+        Map<String, Throwable> failed = failures(LocalWatchClaimingServerExpiryLocks.class,
+                "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender");
         // both cases, each for its own reason
         assertFailedOn(failed, "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender",
                 "by watching the record for a TTL on the contender's own clock");
@@ -254,26 +248,25 @@ class TckSelfTest {
 
     @Test
     void lockContractCatchesNativeWaitThatOnlyPolls() {
-        Map<String, Throwable> failed = failures(method(PollingOnlyLocks.class, "nativeWaitWakesAWaiterLongBeforeItsPoll"));
+        Map<String, Throwable> failed = failures(PollingOnlyLocks.class, "nativeWaitWakesAWaiterLongBeforeItsPoll");
         assertFailedOn(failed, "nativeWaitWakesAWaiterLongBeforeItsPoll", "the store did not wake it");
     }
 
     @Test
     void lockContractCatchesFencingTokensThatDoNotIncrease() {
-        Map<String, Throwable> failed = failures(method(ConstantTokenLocks.class, "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease"),
-                method(ConstantTokenLocks.class, "contentionKeepsCriticalSectionsApart"));
+        Map<String, Throwable> failed = failures(ConstantTokenLocks.class,
+                "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease", "contentionKeepsCriticalSectionsApart");
         assertFailedOn(failed, "fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease", "fencing tokens of successive holders");
         assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "fencing tokens in order of entry");
     }
 
     @Test
     void faultContractCatchesRenewalsTakenOnFaithPhantomClaimsAndASharedRenewer() {
-        Map<String, Throwable> failed = failures(
-                method(NaiveEngineFaults.class, "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry"),
-                method(NaiveEngineFaults.class, "renewalTheStoreRefusedWithoutWritingExtendsNothing"),
-                method(NaiveEngineFaults.class, "claimWhoseReplyWasLostLeavesNoPhantomHolder"),
-                method(NaiveEngineFaults.class, "hungRenewalDelaysNeitherLossSignalsNorOtherManagers"),
-                method(NaiveEngineFaults.class, "renewalWhoseRetryFoundItsOwnFirstAttemptKeepsTheLease"));
+        Map<String, Throwable> failed = failures(NaiveEngineFaults.class,
+                "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry",
+                "renewalTheStoreRefusedWithoutWritingExtendsNothing", "claimWhoseReplyWasLostLeavesNoPhantomHolder",
+                "hungRenewalDelaysNeitherLossSignalsNorOtherManagers",
+                "renewalWhoseRetryFoundItsOwnFirstAttemptKeepsTheLease");
         assertThat(failed).doesNotContainKey("renewalWhoseRetryFoundItsOwnFirstAttemptKeepsTheLease");
         assertFailedOn(failed, "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry", "two valid leases");
         assertFailedOn(failed, "renewalTheStoreRefusedWithoutWritingExtendsNothing", "two valid leases");
@@ -333,59 +326,5 @@ class TckSelfTest {
         assertThat(c.sections()).isEqualTo(3);
         assertThat(c.counter()).isEqualTo(1);
         assertThat(c.tokenOrderViolations()).hasSize(1);
-    }
-
-    // ---------------------------------------------------------------- running contracts
-
-    private static DiscoverySelector method(Class<?> contract, String name) {
-        return selectMethod(contract, name);
-    }
-
-    /** The test {@code name} failed — not skipped, not passed — with an assertion naming its invariant. */
-    private static void assertFailedOn(Map<String, Throwable> failed, String name, String invariant) {
-        assertThat(failed).as("contract tests that failed").containsKey(name);
-        assertThat(describe(failed.get(name))).as("why %s failed", name).contains(invariant);
-    }
-
-    /** A failure with its causes and suppressed exceptions, as one text to search. */
-    private static String describe(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            sb.append(c).append('\n');
-            for (Throwable s : c.getSuppressed()) sb.append(s).append('\n');
-        }
-        return sb.toString();
-    }
-
-    /**
-     * Runs the selected tests in a nested JUnit launcher; returns those that FAILED, by method name,
-     * with what they threw. A skipped (aborted) test is not a failure: the case asserting on it fails.
-     */
-    private static Map<String, Throwable> failures(DiscoverySelector... selectors) {
-        Map<String, Throwable> failed = new LinkedHashMap<>();
-        run(selectors, (name, t) -> failed.put(name, t));
-        return failed;
-    }
-
-    private static void run(DiscoverySelector[] selectors, java.util.function.BiConsumer<String, Throwable> onFailure) {
-        List<String> ran = new ArrayList<>();
-        List<String> aborted = new ArrayList<>();
-        TestExecutionListener listener = new TestExecutionListener() {
-            @Override
-            public void executionFinished(TestIdentifier id, TestExecutionResult result) {
-                if (!id.isTest()) return;
-                String m = id.getSource().filter(MethodSource.class::isInstance)
-                        .map(s -> ((MethodSource) s).getMethodName()).orElse(id.getDisplayName());
-                ran.add(m);
-                if (result.getStatus() == TestExecutionResult.Status.FAILED) {
-                    onFailure.accept(m, result.getThrowable().orElse(new AssertionError("failed without a throwable")));
-                } else if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
-                    aborted.add(m + ": " + result.getThrowable().map(Throwable::getMessage).orElse(""));
-                }
-            }
-        };
-        LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request().selectors(selectors).build(), listener);
-        assertThat(ran).as("tests the nested launcher ran").isNotEmpty();
-        assertThat(aborted).as("contract tests skipped (a skip proves nothing)").isEmpty();
     }
 }
