@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.Capability;
-import dev.latchkey.InvalidLockKeyException;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
@@ -13,26 +12,19 @@ import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LockContext;
-import dev.latchkey.spi.TimeSource;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -80,7 +72,7 @@ public abstract class LockManagerContract implements LockEventsContract {
     private static final Duration GENEROUS = TckFixture.GENEROUS;
 
     /** Per test: a random tag (keys never collide across tests or runs on a shared store), cleanup. */
-    private final TckFixture fx = new TckFixture();
+    final TckFixture fx = new TckFixture();
 
     /**
      * A fresh, independent manager on the backend under test, built with {@code context} (which
@@ -392,276 +384,59 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     @Test
     void renewKeepsLeasePastItsTtl() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("renew");
-        Duration ttl = keepAliveTtl();
-        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withoutHeartbeat().withOwner(owner("renewer")));
-        long start = System.nanoTime();
-        int renewals = 0;
-        while (System.nanoTime() - start < ttl.toNanos() * 3 / 2) {
-            lease.renew();
-            renewals++;
-            assertThat(lease.isValid()).isTrue();
-            assertThat(tryTake(b, k, abandoned("contender")))
-                    .as("contender after %d renewals, %d ms into a %d ms lease", renewals,
-                            TckFixture.elapsedMillis(start), ttl.toMillis())
-                    .isEmpty();
-            TckFixture.pace(ttl.dividedBy(10));
-        }
-        assertThat(lease.isValid()).isTrue();
-        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
-        lease.release();
-        assertThat(b.inspect(k)).isEmpty();
+        expiryChecks().renewKeepsLeasePastItsTtl();
     }
 
     @Test
     void heartbeatKeepsLeaseAliveUnattended() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("heartbeat");
-        Duration ttl = keepAliveTtl();
-        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withOwner(owner("heartbeat"))); // default heartbeat ttl/3
-        AtomicBoolean lost = new AtomicBoolean();
-        lease.onLost(e -> lost.set(true));
-        long start = System.nanoTime();
-        while (System.nanoTime() - start < ttl.toNanos() * 3 / 2) {
-            assertThat(tryTake(b, k, abandoned("contender")))
-                    .as("contender %d ms into a heartbeating %d ms lease", TckFixture.elapsedMillis(start), ttl.toMillis())
-                    .isEmpty();
-            assertThat(lease.isValid()).as("heartbeating lease %d ms in", TckFixture.elapsedMillis(start)).isTrue();
-            TckFixture.pace(pollInterval());
-        }
-        assertThat(lost).as("lease-lost listener of a heartbeating lease").isFalse();
-        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(lease.leaseId());
-        lease.release();
+        expiryChecks().heartbeatKeepsLeaseAliveUnattended();
     }
 
     @Test
     void abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("abandoned");
-        Duration ttl = shortTtl();
-        long acquireStart = System.nanoTime();
-        Lease old = hold(a, k, abandoned("crashed"));
-        CountDownLatch lostFired = new CountDownLatch(1);
-        old.onLost(e -> lostFired.countDown());
-
-        Lease taken = pollUntilAcquired(b, k, longLease("successor"), takeoverLimit());
-        long takenAt = System.nanoTime();
-
-        assertThat(Duration.ofNanos(takenAt - acquireStart))
-                .as("time from the holder's acquire to the contender's takeover (TTL %s)", ttl)
-                .isGreaterThanOrEqualTo(ttl);
-        assertThat(old.isValid()).as("the abandoned lease once someone else holds the key").isFalse();
-        assertThat(lostFired.await(GENEROUS.toMillis(), TimeUnit.MILLISECONDS))
-                .as("lease-lost listener of the abandoned lease fired").isTrue();
-        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
-        assertThatThrownBy(old::release).isInstanceOf(LeaseLostException.class);
-        assertThat(taken.isValid()).isTrue();
-        assertThat(a.inspect(k).map(LockInfo::leaseId)).as("inspect after the old holder's failed release")
-                .contains(taken.leaseId());
-        if (declares(a, Capability.FENCING_TOKENS)) {
-            assertThat(taken.fencingToken()).isGreaterThan(old.fencingToken());
-        }
+        expiryChecks().abandonedLeaseIsTakenOverAfterItsTtlAndNotBefore();
     }
 
     @Test
     void lostListenerFiresWhenBrokenWhileHeartbeating() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("lost-listener");
-        // A TTL far longer than the heartbeat: only a heartbeat can find the break before the
-        // lease's own deadline (TTL - TTL/5) would end it anyway. The heartbeat (shortTtl/2) leaves
-        // the breaker room on stores that take one write per interval to a record (GCS: shortTtl/3
-        // is that interval, so a holder heartbeating at it would take every write slot).
-        Duration wanted = GENEROUS.compareTo(shortTtl().multipliedBy(10)) > 0 ? GENEROUS : shortTtl().multipliedBy(10);
-        Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
-        long acquiring = System.nanoTime();
-        Lease lease = hold(a, k, LeaseOptions.ttl(ttl).withHeartbeat(shortTtl().dividedBy(2)).withOwner(owner("victim")));
-        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-        AtomicBoolean validWhenFired = new AtomicBoolean(true);
-        AtomicLong firedAt = new AtomicLong();
-        lease.onLost(e -> {
-            firedAt.set(System.nanoTime());
-            validWhenFired.set(lease.isValid());
-            lost.complete(e);
-        });
-
-        long broken = System.nanoTime();
-        assertThat(b.forceRelease(k)).isTrue();
-        LeaseLostException cause = lost.get(ttl.toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS);
-        // the residual window of force release, measured: how long the broken holder stayed valid
-        System.out.println("fault-table: " + getClass().getSimpleName() + " | force release under a heartbeating holder | invalid "
-                + TimeUnit.NANOSECONDS.toMillis(firedAt.get() - broken) + " ms after forceRelease was called (heartbeat "
-                + shortTtl().dividedBy(2).toMillis() + " ms)");
-
-        assertThat(Duration.ofNanos(firedAt.get() - acquiring))
-                .as("loss noticed before the lease's own deadline (%s of a %s TTL) could end it", ttl.multipliedBy(4).dividedBy(5), ttl)
-                .isLessThan(ttl.multipliedBy(4).dividedBy(5));
-        assertThat(cause.reason()).as("reason of a loss by force release (%s)", cause.getMessage())
-                .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED);
-        assertThat(validWhenFired).as("isValid() as seen by the listener").isFalse();
-        assertThat(lease.isValid()).isFalse();
-        AtomicBoolean late = new AtomicBoolean();
-        lease.onLost(e -> late.set(true));
-        assertThat(late).as("a listener added after the loss runs at once").isTrue();
-        assertThatThrownBy(lease::release).isInstanceOf(LeaseLostException.class);
+        expiryChecks().lostListenerFiresWhenBrokenWhileHeartbeating();
     }
 
     @Test
     void lostListenerFiresWhenAbandonedLeaseRunsOut() throws Exception {
-        LockManager a = newManager();
-        String k = key("runs-out");
-        Lease lease = hold(a, k, abandoned("forgetful"));
-        CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-        AtomicBoolean validWhenFired = new AtomicBoolean(true);
-        lease.onLost(e -> {
-            validWhenFired.set(lease.isValid());
-            lost.complete(e);
-        });
-        assertThat(lost.get(shortTtl().toSeconds() + GENEROUS.toSeconds(), TimeUnit.SECONDS)).isNotNull();
-        assertThat(validWhenFired).as("isValid() as seen by the listener").isFalse();
-        assertThat(lease.isValid()).isFalse();
-        assertThatThrownBy(lease::renew).isInstanceOf(LeaseLostException.class);
+        expiryChecks().lostListenerFiresWhenAbandonedLeaseRunsOut();
     }
 
     @Test
     void lostListenerIsNotCalledOnRelease() throws Exception {
-        LockManager a = newManager();
-        String k = key("released-not-lost");
-        Lease lease = hold(a, k, LeaseOptions.ttl(shortTtl()).withOwner(owner("tidy")));
-        AtomicBoolean lost = new AtomicBoolean();
-        lease.onLost(e -> lost.set(true));
-        long start = System.nanoTime();
-        lease.release();
-        // nothing to await: give a wrongly kept heartbeat or deadline task the time to misfire
-        TckFixture.pace(Duration.ofNanos(shortTtl().toNanos() * 3 / 2 - (System.nanoTime() - start)));
-        assertThat(lost).as("lease-lost listener after a normal release").isFalse();
+        expiryChecks().lostListenerIsNotCalledOnRelease();
     }
 
     // ---------------------------------------------------------------- force release
 
     @Test
     void forceReleaseBreaksTheHolderWithoutDisturbingTheNext() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        LockManager c = newManager();
-        String k = key("force");
-        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
-
-        assertThat(b.forceRelease(k)).as("forceRelease of a held key").isTrue();
-        assertThat(b.inspect(k)).as("inspect after forceRelease").isEmpty();
-        Lease next = hold(c, k, longLease("next"));
-
-        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
-        assertThatThrownBy(old::release).isInstanceOf(LeaseLostException.class);
-        assertThat(old.isValid()).isFalse();
-
-        assertThat(next.isValid()).as("new holder after the old one's failed renew and release").isTrue();
-        for (LockManager m : List.of(a, b, c)) {
-            assertThat(m.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
-        }
-        next.renew();
-        assertThat(tryTake(a, k, longLease("x"))).isEmpty();
-        if (declares(a, Capability.FENCING_TOKENS)) {
-            assertThat(next.fencingToken()).isGreaterThan(old.fencingToken());
-        }
-        next.release();
-        assertThat(a.inspect(k)).isEmpty();
+        forceReleaseChecks().forceReleaseBreaksTheHolderWithoutDisturbingTheNext();
     }
 
     @Test
     void brokenHolderCannotReleaseTheFreedKey() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("force-free");
-        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
-        assertThat(b.forceRelease(k)).isTrue();
-
-        assertThatThrownBy(old::release, "release after being broken, nobody else holding")
-                .isInstanceOf(LeaseLostException.class);
-        Lease next = hold(b, k, longLease("next"));
-        assertThatThrownBy(old::renew).isInstanceOf(LeaseLostException.class);
-        assertThat(next.isValid()).isTrue();
-        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
+        forceReleaseChecks().brokenHolderCannotReleaseTheFreedKey();
     }
 
     @Test
     void forceReleaseOfALeaseIdBreaksThatLeaseAndNoOther() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("force-lease-id");
-        Lease old = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat().withOwner(owner("old")));
-        String inspected = b.inspect(k).map(LockInfo::leaseId)
-                .orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
-
-        assertThat(b.forceRelease(k, "not-" + inspected)).as("forceRelease naming another lease id").isFalse();
-        assertThat(old.isValid()).as("holder after a forceRelease that named another lease").isTrue();
-        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(old.leaseId());
-
-        assertThat(b.forceRelease(k, inspected)).as("forceRelease naming the holder's lease id").isTrue();
-        assertThatThrownBy(old::renew, "renew of the broken lease").isInstanceOf(LeaseLostException.class)
-                .satisfies(e -> assertThat(((LeaseLostException) e).reason())
-                        .isIn(LeaseLostException.Reason.BROKEN, LeaseLostException.Reason.SESSION_ENDED));
-
-        // a successor that came after the inspect is left alone
-        Lease next = hold(b, k, longLease("next"));
-        assertThat(a.forceRelease(k, inspected)).as("forceRelease of the old lease id once a successor holds").isFalse();
-        assertThat(next.isValid()).isTrue();
-        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(next.leaseId());
-        next.release();
-        assertThat(a.forceRelease(k, next.leaseId())).as("forceRelease of a released lease").isFalse();
+        forceReleaseChecks().forceReleaseOfALeaseIdBreaksThatLeaseAndNoOther();
     }
 
     @Test
     void clientsConfiguredDifferentlyNeverBothHold() throws Exception {
-        List<OtherConfiguration> others = otherConfigurations();
-        Assumptions.assumeFalse(others.isEmpty(),
-                "otherConfigurations() is empty: the backend declares no other way to address its locks");
-        List<String> failures = new ArrayList<>();
-        int n = 0;
-        int raced = 0;
-        for (OtherConfiguration other : others) {
-            for (boolean otherHolds : List.of(false, true)) {
-                String k = key("configs-" + n++);
-                LockManager usual = newManager();
-                LockManager different = fx.track(other.open(LockContext.defaults()));
-                LockManager holder = otherHolds ? different : usual;
-                LockManager contender = otherHolds ? usual : different;
-                String who = otherHolds ? other.name() + " holds, the usual configuration contends"
-                        : "the usual configuration holds, " + other.name() + " contends";
-                Lease held;
-                try {
-                    held = hold(holder, k, longLease("configured"));
-                } catch (dev.latchkey.LockException refused) {
-                    continue; // this configuration refuses to lock at all here: it cannot hold twice
-                }
-                raced++;
-                try {
-                    Optional<Lease> second = tryTake(contender, k, longLease("other-config"));
-                    if (second.isPresent()) failures.add(who + ": both hold " + show(k));
-                } catch (LockBackendException e) {
-                    // refusing with an error that names the mismatch is allowed; it must say so
-                    if (e.isRetriable()) failures.add(who + ": the contender's error is retriable: " + e.getMessage());
-                } catch (dev.latchkey.LockException e) {
-                    failures.add(who + ": unexpected " + e);
-                }
-                assertThat(held.isValid()).as("%s: the holder", who).isTrue();
-            }
-        }
-        assertThat(failures).as("clients of one key configured differently").isEmpty();
-        assertThat(raced).as("races in which one of the configurations could hold the key at all").isPositive();
+        forceReleaseChecks().clientsConfiguredDifferentlyNeverBothHold();
     }
 
     @Test
     void forceReleaseOfFreeKeyReturnsFalse() throws Exception {
-        LockManager a = newManager();
-        String k = key("force-nothing");
-        assertThat(a.forceRelease(k)).as("never used").isFalse();
-        hold(a, k, longLease("brief")).release();
-        assertThat(a.forceRelease(k)).as("released").isFalse();
+        forceReleaseChecks().forceReleaseOfFreeKeyReturnsFalse();
     }
 
     // ---------------------------------------------------------------- fencing
@@ -700,85 +475,17 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     @Test
     void hostileKeysLockIndependentlyAndRoundTrip() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        List<String> keys = TckKeys.hostile(fx.tag);
-        assertThat(keys).as("hostile keys (the README quotes this number)").hasSize(57);
-        List<String> failures = new ArrayList<>();
-        Map<String, Lease> held = new LinkedHashMap<>();
-
-        for (String k : keys) {
-            check(failures, k, "tryAcquire", () -> {
-                Optional<Lease> l = tryTake(a, k, longLease("hostile"));
-                if (l.isEmpty()) return "free key refused (collides with another hostile key?)";
-                held.put(k, l.get());
-                return l.get().key().equals(k) ? null : "lease.key() is " + show(l.get().key());
-            });
-        }
-        for (Map.Entry<String, Lease> e : held.entrySet()) {
-            String k = e.getKey();
-            check(failures, k, "second manager's tryAcquire", () ->
-                    tryTake(b, k, longLease("x")).isPresent() ? "acquired a held key" : null);
-            check(failures, k, "inspect", () -> {
-                Optional<LockInfo> info = b.inspect(k);
-                if (info.isEmpty()) return "held key shows no holder";
-                if (!info.get().key().equals(k)) return "key came back as " + show(info.get().key());
-                return info.get().leaseId().equals(e.getValue().leaseId()) ? null : "leaseId differs";
-            });
-        }
-        for (Map.Entry<String, Lease> e : held.entrySet()) {
-            check(failures, e.getKey(), "release", () -> {
-                e.getValue().release();
-                return b.inspect(e.getKey()).isPresent() ? "still held after release" : null;
-            });
-        }
-        assertThat(failures).as("hostile keys that misbehaved (of %d)", keys.size()).isEmpty();
+        keyChecks().hostileKeysLockIndependentlyAndRoundTrip();
     }
 
     @Test
     void invalidKeysAreRefusedBeforeAnyIo() throws Exception {
-        LockManager a = newManager();
-        LeaseOptions o = longLease("invalid");
-        for (String k : TckKeys.invalid()) {
-            String what = k == null ? "null" : show(k);
-            assertThatThrownBy(() -> track(a.tryAcquire(k)), "tryAcquire(%s)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.tryAcquire(k, o)), "tryAcquire(%s, options)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100))), "acquire(%s)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> track(a.acquire(k, Duration.ofMillis(100), o)), "acquire(%s, options)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.inspect(k), "inspect(%s)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k), "forceRelease(%s)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-            assertThatThrownBy(() -> a.forceRelease(k, "a-lease-id"), "forceRelease(%s, leaseId)", what)
-                    .isInstanceOf(InvalidLockKeyException.class);
-        }
+        keyChecks().invalidKeysAreRefusedBeforeAnyIo();
     }
 
     @Test
     void listByPrefix() throws Exception {
-        LockManager a = newManager();
-        requireCapability(a, Capability.LIST);
-        LockManager b = newManager();
-        // '%' and '_' must be literal: a LIKE pattern built from the prefix would also match "ZZx/"
-        String prefix = key("list%_x/");
-        Lease one = hold(a, prefix + "one", longLease("lister"));
-        Lease two = hold(b, prefix + "two", longLease("lister"));
-        hold(a, key("listZZx/") + "decoy", longLease("decoy"));
-        hold(a, key("lis"), longLease("decoy"));
-        hold(a, prefix + "gone", longLease("gone")).release();
-
-        Map<String, String> listed = a.list(prefix).stream()
-                .collect(Collectors.toMap(LockInfo::key, LockInfo::leaseId));
-        assertThat(listed).as("list(%s)", prefix).containsExactlyInAnyOrderEntriesOf(Map.of(
-                prefix + "one", one.leaseId(), prefix + "two", two.leaseId()));
-        assertThat(b.list(key(""))).extracting(LockInfo::key).as("list of the whole test tag")
-                .containsExactlyInAnyOrder(prefix + "one", prefix + "two", key("listZZx/") + "decoy", key("lis"));
-        one.release();
-        assertThat(b.list(prefix)).extracting(LockInfo::key).containsExactly(prefix + "two");
+        keyChecks().listByPrefix();
     }
 
     // ---------------------------------------------------------------- clock skew
@@ -792,24 +499,7 @@ public abstract class LockManagerContract implements LockEventsContract {
      */
     @Test
     void managerUsesTheContextItWasGiven() throws Exception {
-        ContextClock clock = new ContextClock(Duration.ofDays(1));
-        LockManager m = manager(LockContext.defaults().withTime(clock));
-        String invariant = "newManager(context) must build the manager with the context it was given (its"
-                + " TimeSource runs " + clock.offset() + " ahead)";
-        Instant before = Instant.now().plus(clock.offset());
-        Lease lease;
-        try {
-            lease = hold(m, key("context"), longLease("holder"));
-        } catch (LockBackendException e) {
-            throw new AssertionError(invariant + ": tryAcquire failed — does the backend mix the context's"
-                    + " nanoTime() with System.nanoTime()?", e);
-        }
-        Instant after = Instant.now().plus(clock.offset());
-        assertThat(clock.monotonicReads()).as("%s: reads of its monotonic clock while acquiring", invariant).isPositive();
-        // an hour either side absorbs a wall-clock step; a manager on the system clock is a day off
-        assertThat(lease.acquiredAt()).as("%s: the lease's acquiredAt", invariant)
-                .isBetween(before.minus(Duration.ofHours(1)), after.plus(Duration.ofHours(1)));
-        assertThat(lease.isValid()).as("%s: the lease just acquired is valid", invariant).isTrue();
+        clockChecks().managerUsesTheContextItWasGiven();
     }
 
     /**
@@ -820,60 +510,7 @@ public abstract class LockManagerContract implements LockEventsContract {
      */
     @Test
     void skewedWallClockTakesNothingEarly() throws Exception {
-        record Skew(Duration offset, boolean holderSkewed, LockManager holder, LockManager contender) {
-            String label() {
-                return "wall clock " + offset.abs() + (offset.isNegative() ? " behind" : " ahead")
-                        + " on the " + (holderSkewed ? "holder" : "contender");
-            }
-        }
-        List<Skew> cases = new ArrayList<>();
-        for (Duration offset : List.of(Duration.ofHours(1), Duration.ofHours(-1))) {
-            for (boolean holderSkewed : List.of(false, true)) {
-                LockManager skewed = manager(LockContext.defaults().withTime(TimeSource.wallClockOffsetBy(offset)));
-                LockManager plain = newManager();
-                cases.add(holderSkewed ? new Skew(offset, true, skewed, plain) : new Skew(offset, false, plain, skewed));
-            }
-        }
-        TckFixture.runConcurrently(cases.size(), i -> {
-            Skew c = cases.get(i);
-            try {
-                skewCase(c.holder(), c.contender(), "skew" + i);
-            } catch (AssertionError e) {
-                throw new AssertionError(c.label() + ": " + e.getMessage(), e);
-            }
-            return null;
-        });
-    }
-
-    private void skewCase(LockManager holder, LockManager contender, String name) throws Exception {
-        Duration ttl = shortTtl();
-        String liveKey = key(name + "-live");
-        String deadKey = key(name + "-abandoned");
-
-        // The live lease outlasts the whole observation window even if a loaded machine stalls
-        // its heartbeat: this test is about clocks, heartbeatKeepsLeaseAliveUnattended about heartbeats.
-        Lease live = hold(holder, liveKey, LeaseOptions.ttl(ttl.multipliedBy(4))
-                .withHeartbeat(ttl.dividedBy(3)).withOwner(owner("live")));
-        long deadStart = System.nanoTime();
-        Lease dead = hold(holder, deadKey, abandoned("dead"));
-        Long takenAt = null;
-        while (System.nanoTime() - deadStart < ttl.toNanos() * 5 / 2) {
-            assertThat(tryTake(contender, liveKey, longLease("contender")))
-                    .as("contender on a heartbeating lease, %d ms in", TckFixture.elapsedMillis(deadStart)).isEmpty();
-            if (takenAt == null && tryTake(contender, deadKey, longLease("contender")).isPresent()) {
-                takenAt = System.nanoTime();
-            }
-            TckFixture.pace(pollInterval());
-        }
-        if (takenAt == null) {
-            pollUntilAcquired(contender, deadKey, longLease("contender"), takeoverLimit());
-            takenAt = System.nanoTime();
-        }
-        assertThat(Duration.ofNanos(takenAt - deadStart)).as("takeover of the abandoned lease after (TTL %s)", ttl)
-                .isGreaterThanOrEqualTo(ttl);
-        assertThat(dead.isValid()).isFalse();
-        assertThat(live.isValid()).as("heartbeating lease").isTrue();
-        assertThat(contender.inspect(liveKey).map(LockInfo::leaseId)).contains(live.leaseId());
+        clockChecks().skewedWallClockTakesNothingEarly();
     }
 
     // ---------------------------------------------------------------- declared capabilities
@@ -904,129 +541,56 @@ public abstract class LockManagerContract implements LockEventsContract {
         capabilityChecks().nativeWait(holder, fx.track(waiter));
     }
 
-    private CapabilityChecks capabilityChecks() {
-        return new CapabilityChecks(fx, this::manager, shortTtl(), pollInterval(), takeoverLimit());
-    }
-
     // ---------------------------------------------------------------- contention
 
     @Test
     void contentionKeepsCriticalSectionsApart() throws Exception {
-        List<LockManager> ms = new ArrayList<>();
-        for (int i = 0; i < contentionManagers(); i++) ms.add(newManager());
-        boolean fencing = declares(ms.get(0), Capability.FENCING_TOKENS);
-        String k = key("contention");
-        int rounds = contentionRounds();
-        int threads = contentionManagers() * contentionThreadsPerManager();
-        CriticalSectionChecker checker = new CriticalSectionChecker();
-        List<String> invalidInside = new CopyOnWriteArrayList<>();
-
-        Throwable workerFailure = TckFixture.failureOf(() -> TckFixture.runConcurrently(threads, i -> {
-            LockManager m = ms.get(i % ms.size());
-            LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(owner("worker-" + i));
-            for (int r = 0; r < rounds; r++) {
-                Lease lease = track(m.acquire(k, contentionMaxWait(), o));
-                checker.enter(lease.fencingToken());
-                try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
-                    checker.work();
-                } finally {
-                    checker.exit();
-                }
-                lease.release();
-            }
-            return null;
-        }));
-
-        TckFixture.assertContention("contention of " + threads + " workers on " + show(k), checker, fencing,
-                threads * rounds, invalidInside, workerFailure);
+        contentionChecks().contentionKeepsCriticalSectionsApart();
     }
 
     @Test
     void racingTakeoverOfAbandonedLeaseHasOneWinner() throws Exception {
-        LockManager a = newManager();
-        String k = key("takeover-race");
-        int racers = contentionManagers();
-        List<LockManager> ms = new ArrayList<>();
-        for (int i = 0; i < racers; i++) ms.add(newManager());
-        long start = System.nanoTime();
-        hold(a, k, abandoned("crashed"));
-        List<Lease> winners = new CopyOnWriteArrayList<>();
-        AtomicLong firstWinAt = new AtomicLong();
-        long limit = takeoverLimit().toNanos();
-
-        TckFixture.runConcurrently(racers, i -> {
-            LeaseOptions o = longLease("racer-" + i);
-            while (winners.isEmpty() && System.nanoTime() - start < limit) {
-                Optional<Lease> l = tryTake(ms.get(i), k, o);
-                if (l.isPresent()) {
-                    firstWinAt.compareAndSet(0, System.nanoTime());
-                    winners.add(l.get());
-                } else {
-                    TckFixture.pace(Duration.ofMillis(2));
-                }
-            }
-            tryTake(ms.get(i), k, o).ifPresent(winners::add); // once someone won, nobody else may
-            return null;
-        });
-
-        assertThat(winners).as("racers that took the abandoned lease").hasSize(1);
-        assertThat(Duration.ofNanos(firstWinAt.get() - start))
-                .as("time from the abandoned holder's acquire to the first racer's win (TTL %s)", shortTtl())
-                .isGreaterThanOrEqualTo(shortTtl());
-        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(winners.get(0).leaseId());
+        contentionChecks().racingTakeoverOfAbandonedLeaseHasOneWinner();
     }
 
     // ---------------------------------------------------------------- other processes
 
     @Test
     void processesContendingOnOneKeyNeverOverlap(@TempDir Path work) throws Exception {
-        String uri = requireProcessUri();
-        boolean fencing = declares(newManager(), Capability.FENCING_TOKENS);
-        MultiProcessContention.Report report = MultiProcessContention.run(uri, key("processes"),
-                processContenders(), processRounds(), fencing, work, Duration.ofMinutes(5), childJvmArguments());
-        assertThat(report.violations()).as("audit of %d processes x %d sections", processContenders(), processRounds())
-                .isEmpty();
+        contentionChecks().processesContendingOnOneKeyNeverOverlap(work);
     }
 
     @Test
     void killedHolderProcessLosesTheLock(@TempDir Path work) throws Exception {
-        String uri = requireProcessUri();
-        LockManager a = newManager();
-        boolean detects = declares(a, Capability.HOLDER_DEATH_DETECTION);
-        // a store that notices dead holders must free the key long before the TTL; others at the TTL
-        Duration wanted = detects ? Duration.ofMinutes(10) : shortTtl().multipliedBy(5);
-        Duration ttl = wanted.compareTo(maxTtl()) > 0 ? maxTtl() : wanted;
-        String k = key("killed-holder");
-        MultiProcessContention.Holder holder = MultiProcessContention.startHolder(uri, k, ttl, work, childJvmArguments());
-        try {
-            assertThat(tryTake(a, k, longLease("heir"))).as("while the holder process lives").isEmpty();
-            assertThat(a.inspect(k).map(LockInfo::fencingToken)).contains(holder.fencingToken());
-        } finally {
-            holder.process().destroyForcibly().waitFor();
-        }
-        long killed = System.nanoTime();
-        Duration limit = detects ? GENEROUS : ttl.plus(takeoverLimit());
-        Lease next = pollUntilAcquired(a, k, longLease("heir"), limit);
-        if (!detects) {
-            // the holder's last renewal was sent at most a heartbeat (TTL/3) before the kill
-            assertThat(Duration.ofNanos(System.nanoTime() - killed))
-                    .as("takeover after the holder was killed, without holder-death detection (TTL %s)", ttl)
-                    .isGreaterThanOrEqualTo(ttl.multipliedBy(2).dividedBy(3));
-        }
-        if (declares(a, Capability.FENCING_TOKENS)) {
-            assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
-        }
-    }
-
-    private String requireProcessUri() {
-        String uri = uriForOtherProcesses();
-        Assumptions.assumeTrue(uri != null,
-                "uriForOtherProcesses() is not overridden: multi-process test skipped (the store is not shared across processes)");
-        return uri;
+        contentionChecks().killedHolderProcessLosesTheLock(work);
     }
 
     // ---------------------------------------------------------------- helpers
+
+    // the tests of each concern live in their own class; each gets this contract's hooks and helpers
+    private ExpiryChecks expiryChecks() {
+        return new ExpiryChecks(this);
+    }
+
+    private ForceReleaseChecks forceReleaseChecks() {
+        return new ForceReleaseChecks(this);
+    }
+
+    private KeyChecks keyChecks() {
+        return new KeyChecks(this);
+    }
+
+    private ClockChecks clockChecks() {
+        return new ClockChecks(this);
+    }
+
+    private ContentionChecks contentionChecks() {
+        return new ContentionChecks(this);
+    }
+
+    private CapabilityChecks capabilityChecks() {
+        return new CapabilityChecks(fx, this::manager, shortTtl(), pollInterval(), takeoverLimit());
+    }
 
     /** Key unique to this test: {@code <tag>/<name>}. */
     protected final String key(String name) {
@@ -1039,11 +603,11 @@ public abstract class LockManagerContract implements LockEventsContract {
                 () -> manager.description() + " does not declare capability " + capability + ": test skipped");
     }
 
-    private static boolean declares(LockManager manager, Capability capability) {
+    static boolean declares(LockManager manager, Capability capability) {
         return manager.capabilities().contains(capability);
     }
 
-    private LockManager manager(LockContext context) throws Exception {
+    LockManager manager(LockContext context) throws Exception {
         return fx.track(newManager(context));
     }
 
@@ -1062,16 +626,16 @@ public abstract class LockManagerContract implements LockEventsContract {
         return shortTtl();
     }
 
-    private String owner(String role) {
+    String owner(String role) {
         return fx.owner(role);
     }
 
-    private LeaseOptions longLease(String role) {
+    LeaseOptions longLease(String role) {
         return LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(owner(role));
     }
 
     /** A lease nobody renews: what a crashed holder leaves behind. */
-    private LeaseOptions abandoned(String role) {
+    LeaseOptions abandoned(String role) {
         return LeaseOptions.ttl(shortTtl()).withoutHeartbeat().withOwner(owner(role));
     }
 
@@ -1079,38 +643,38 @@ public abstract class LockManagerContract implements LockEventsContract {
      * TTL of leases that must stay alive through a whole test (renewed by hand or by heartbeat):
      * two short TTLs, so a heartbeat late by most of a short TTL (a loaded machine) still lands in time.
      */
-    private Duration keepAliveTtl() {
+    Duration keepAliveTtl() {
         return shortTtl().multipliedBy(2);
     }
 
-    private Duration pollInterval() {
+    Duration pollInterval() {
         return Duration.ofMillis(Math.max(5, shortTtl().toMillis() / 50));
     }
 
     /** How long a contender may poll for an abandoned lease before the test fails. */
-    private Duration takeoverLimit() {
+    Duration takeoverLimit() {
         return shortTtl().multipliedBy(10).plus(GENEROUS);
     }
 
-    private Lease track(Lease lease) {
+    Lease track(Lease lease) {
         return fx.track(lease);
     }
 
-    private Optional<Lease> track(Optional<Lease> lease) {
+    Optional<Lease> track(Optional<Lease> lease) {
         return fx.track(lease);
     }
 
-    private Optional<Lease> tryTake(LockManager m, String k, LeaseOptions o) {
+    Optional<Lease> tryTake(LockManager m, String k, LeaseOptions o) {
         return fx.tryTake(m, k, o);
     }
 
     /** A tryAcquire that must succeed. */
-    private Lease hold(LockManager m, String k, LeaseOptions o) {
+    Lease hold(LockManager m, String k, LeaseOptions o) {
         return fx.hold(m, k, o);
     }
 
     /** Polls tryAcquire until it succeeds; fails after {@code limit}. */
-    private Lease pollUntilAcquired(LockManager m, String k, LeaseOptions o, Duration limit) throws InterruptedException {
+    Lease pollUntilAcquired(LockManager m, String k, LeaseOptions o, Duration limit) throws InterruptedException {
         return fx.pollUntilAcquired(m, k, o, limit, pollInterval());
     }
 
@@ -1121,20 +685,6 @@ public abstract class LockManagerContract implements LockEventsContract {
         return lease.fencingToken();
     }
 
-
-    private interface Check {
-        String run() throws Exception;
-    }
-
-    /** Runs one per-key check, collecting a readable failure instead of stopping at the first. */
-    private static void check(List<String> failures, String k, String step, Check check) {
-        try {
-            String problem = check.run();
-            if (problem != null) failures.add(show(k) + " — " + step + ": " + problem);
-        } catch (Exception | AssertionError e) {
-            failures.add(show(k) + " — " + step + " threw " + e);
-        }
-    }
 
     static String show(String k) {
         return TckFixture.show(k);
