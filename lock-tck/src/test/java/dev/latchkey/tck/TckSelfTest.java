@@ -22,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -224,6 +226,7 @@ class TckSelfTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT) // waits out real time (20-40 s): beside the other cases, not after them
     void lockContractCatchesExpiryJudgedByWallClocks() {
         // contender an hour ahead, holder an hour behind: both make the lease look old
         Map<String, Throwable> failed = failures(WallClockLocks.class, "skewedWallClockTakesNothingEarly");
@@ -247,6 +250,7 @@ class TckSelfTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT) // waits out real time (20-40 s): beside the other cases, not after them
     void lockContractCatchesNativeWaitThatOnlyPolls() {
         Map<String, Throwable> failed = failures(PollingOnlyLocks.class, "nativeWaitWakesAWaiterLongBeforeItsPoll");
         assertFailedOn(failed, "nativeWaitWakesAWaiterLongBeforeItsPoll", "the store did not wake it");
@@ -261,6 +265,7 @@ class TckSelfTest {
     }
 
     @Test
+    @Execution(ExecutionMode.CONCURRENT) // waits out real time (20-40 s): beside the other cases, not after them
     void faultContractCatchesRenewalsTakenOnFaithPhantomClaimsAndASharedRenewer() {
         Map<String, Throwable> failed = failures(NaiveEngineFaults.class,
                 "renewalWhoseReplyWasLostNeverOutlivesTheStoresExpiry",
