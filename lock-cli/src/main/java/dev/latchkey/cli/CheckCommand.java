@@ -114,6 +114,7 @@ final class CheckCommand implements Callable<Integer> {
             casSkipReason = skipCas ? "--skip-cas"
                     : !probe.capabilities().contains(Capability.CONDITIONAL_STORE)
                     ? "this backend locks with its own primitive (it does not declare CONDITIONAL_STORE)"
+                    : !chosen.contains(LiveCheck.Contract.CAS) && !chosen.contains(LiveCheck.Contract.FAULTS) ? null // not run: the store stays closed
                     : exposesStore(backends) ? null
                     : "this backend declares CONDITIONAL_STORE but its provider does not expose the store (LockProvider.openStore)";
         } catch (LockException | IllegalArgumentException e) {
