@@ -53,11 +53,16 @@ final class AzureLease extends ManagedLease {
     private final Duration timeout;
     /** A release of ours was sent and may have landed; guarded by ManagedLease's serialisation of store calls. */
     private boolean releaseSent;
+    private final Runnable onReleased;
 
-    /** @param callTimeout the manager's bound on one call, all tries included */
+    /**
+     * @param callTimeout the manager's bound on one call, all tries included
+     * @param onReleased  runs when a release returns normally (the manager remembers our record)
+     */
     AzureLease(LeaseRuntime runtime, String key, String leaseId, long token, LeaseOptions options, long sent,
-               BlobLeaseClient leases, String blobName, String where, Duration callTimeout) {
+               BlobLeaseClient leases, String blobName, String where, Duration callTimeout, Runnable onReleased) {
         super(runtime, key, leaseId, token, options, sent);
+        this.onReleased = onReleased;
         this.leases = leases;
         this.blobName = blobName;
         this.where = where;
@@ -77,6 +82,11 @@ final class AzureLease extends ManagedLease {
 
     @Override
     protected void releaseInStore() {
+        releaseAtAzure();
+        onReleased.run();
+    }
+
+    private void releaseAtAzure() {
         try {
             renew("release");
         } catch (LeaseLostException e) {
