@@ -31,7 +31,9 @@ import java.time.Duration;
  * renew of a later call (the caller's, or the background retry's) that finds the lease no longer
  * ours counts as released — unless Azure says it was broken. Not reported, as the key is free either
  * way: a force release that lands between the renew and the release, or before an earlier release of
- * ours whose outcome was unknown, followed by someone else's lease.
+ * ours whose outcome was unknown, followed by someone else's lease. A release that returns normally
+ * tells the manager ({@code onReleased}), which remembers this lease's holder record for its next
+ * take of the key; that memory is only a hint, checked against the blob's ETag before it is used.
  *
  * <p><b>Why a lease was lost</b> ({@link LeaseLostException#reason()}): Azure's
  * {@code LeaseIsBrokenAndCannotBeRenewed} is {@link Reason#BROKEN}; 404 is {@link Reason#GONE};

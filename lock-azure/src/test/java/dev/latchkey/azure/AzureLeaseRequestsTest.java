@@ -15,14 +15,17 @@ import org.junit.jupiter.api.Test;
  * released skips the properties read, and only while no one else wrote the blob since.
  */
 class AzureLeaseRequestsTest {
-    private static final LeaseOptions OPTIONS = LeaseOptions.ttl(Duration.ofSeconds(15)).withoutHeartbeat();
+    private static final LeaseOptions OPTIONS = LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat(); // renew and release get 6 s each
+
+    /** Counting, not timing: a loaded machine may be slow, so each call gets a generous bound. */
+    private static final String URI = Azurite.uri("lease") + "&timeout=30s";
 
     private final String key = "requests-" + UUID.randomUUID();
 
     @Test
     void reTakingAKeyThisManagerReleasedSkipsTheRead() {
         RequestTap tap = new RequestTap();
-        try (LockManager m = Azurite.open(Azurite.uri("lease"), tap)) {
+        try (LockManager m = Azurite.open(URI, tap)) {
             int from = tap.count();
             long first = takeAndRelease(m);
             assertThat(tap.opsSince(from)).as("first sight: the blob is created, its properties read")
@@ -39,8 +42,8 @@ class AzureLeaseRequestsTest {
     @Test
     void aReTakeAfterAnotherHolderReadsAndFencesAboveIt() {
         RequestTap tap = new RequestTap();
-        try (LockManager m = Azurite.open(Azurite.uri("lease"), tap);
-             LockManager other = Azurite.open(Azurite.uri("lease"))) {
+        try (LockManager m = Azurite.open(URI, tap);
+             LockManager other = Azurite.open(URI)) {
             long first = takeAndRelease(m);
             long between = takeAndRelease(other);
             int from = tap.count();
