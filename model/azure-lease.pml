@@ -193,6 +193,7 @@ inline FREE(c) {
 
 /* releaseInStore returned normally: the manager remembers this lease's record (onReleased) */
 inline remember(c) { cv[c] = mv[c]; ct[c] = tok[c] }
+inline forget(c) { cv[c] = NONE; ct[c] = 0 }
 
 /* a fresh lease id: one that neither the server's lease nor the holder record names */
 inline new_id(c) {
@@ -268,27 +269,27 @@ end_client:
     /* attempt: acquireLease, applied when sent (with a fresh lease id: the last one is dead) */
     :: atomic { pc[i] == C_FREE && claims < MAXTOK && !LIVE(i) && !ghost[i] ->   /* our last lease id is dead */
         new_id(i); gone[i] = 0; gage2[i] = 0; cd[i] = VAL;
-        rt[i] = ct[i]; mv[i] = cv[i]; cv[i] = NONE;      /* released.remove: this attempt takes what was remembered */
+        /* released.remove: this attempt takes what was remembered (cv, ct), used only at C_ACQ */
         if
         :: srv_acquire(i); pc[i] = C_ACQ
         :: FAULT -> fault(); srv_acquire(i); printf("c%d: acquire landed (%d), its reply is lost\n", i, got[i]);
-           got[i] = 0; withdraw_later(i, 0, 1)
-        :: FAULT -> fault(); printf("c%d: acquire fails before landing\n", i); withdraw_later(i, 0, 1)
+           got[i] = 0; av[i] = 0; forget(i); withdraw_later(i, 0, 1)
+        :: FAULT -> fault(); printf("c%d: acquire fails before landing\n", i); forget(i); withdraw_later(i, 0, 1)
         :: FAULT -> fault(); printf("c%d: acquire times out; it may land later\n", i);
-           ghost[i] = 1; gage[i] = 0; withdraw_later(i, 0, TTL + LIFE)
+           ghost[i] = 1; gage[i] = 0; forget(i); withdraw_later(i, 0, TTL + LIFE)
         fi }
     :: atomic { pc[i] == C_FREE && claims >= MAXTOK -> pc[i] = C_DONE }
     :: atomic { pc[i] == C_ACQ ->
         if
 #ifdef BUG_REMEMBERED_UNCHECKED
-        :: got[i] && mv[i] != NONE -> rv[i] = av[i]; pc[i] = C_CLAIM   /* trusts the remembered token, any ETag */
+        :: got[i] && cv[i] != NONE -> rv[i] = av[i]; rt[i] = ct[i]; pc[i] = C_CLAIM   /* trusts the remembered token, any ETag */
 #else
-        :: got[i] && mv[i] != NONE && mv[i] == av[i] -> rv[i] = mv[i]; pc[i] = C_CLAIM   /* as we left it: no read */
+        :: got[i] && cv[i] != NONE && cv[i] == av[i] -> rv[i] = cv[i]; rt[i] = ct[i]; pc[i] = C_CLAIM   /* as we left it: no read */
 #endif
-        :: got[i] && !(mv[i] != NONE && mv[i] == av[i]) -> pc[i] = C_READ
+        :: got[i] && !(cv[i] != NONE && cv[i] == av[i]) -> pc[i] = C_READ
         :: else -> FREE(i)                     /* 409: busy, poll again */
         fi;
-        mv[i] = 0 }
+        av[i] = 0; forget(i) }
 
     /* claim(): properties, then the holder record under our lease and the ETag read */
     :: atomic { pc[i] == C_READ ->
@@ -309,13 +310,13 @@ end_client:
             /* the token known (read or remembered) plus one; the ETag held: the record is as known */
             tok[i] = rt[i] + 1;
             assert(tok[i] > rtok);                               /* fencing: every record that lands */
-            rtok = tok[i]; rlid = ID(i); ver++; corrupt = 0; claims++; rv[i] = 0; mv[i] = ver;
+            rtok = tok[i]; rlid = ID(i); ver++; corrupt = 0; claims++; rv[i] = 0; rt[i] = 0; mv[i] = ver;
             if
             :: hand_out(i)
             :: FAULT -> fault(); printf("c%d: holder record landed, reply lost\n", i); give_back(i, 1); cd[i] = 0
             :: FAULT -> fault(); printf("c%d: holder record landed, the SDK's retry answers 412\n", i); pc[i] = C_RB
             fi
-        :: else -> rv[i] = 0; pc[i] = C_RB                       /* 412/409: the ETag moved or the lease is not ours */
+        :: else -> rv[i] = 0; rt[i] = 0; pc[i] = C_RB            /* 412/409: the ETag moved or the lease is not ours */
         fi }
     :: atomic { pc[i] == C_CLAIM && FAULT -> fault(); printf("c%d: holder record fails before landing\n", i); give_back(i, 1); cd[i] = 0 }
     :: atomic { pc[i] == C_RB ->
@@ -447,7 +448,7 @@ end_server:
     :: atomic { ghost[0] || ghost[1] || ghost[2] ->
         select (k : 0 .. N - 1);
         if
-        :: ghost[k] -> ghost[k] = 0; gage[k] = 0; srv_acquire(k); printf("c%d's late acquire lands (%d)\n", k, got[k]); got[k] = 0
+        :: ghost[k] -> ghost[k] = 0; gage[k] = 0; srv_acquire(k); printf("c%d's late acquire lands (%d)\n", k, got[k]); got[k] = 0; av[k] = 0
         :: else
         fi;
         k = 0 }
