@@ -18,7 +18,11 @@
  * release a broken lease: AzureLease renews first); break (forceRelease, period 0) ends a live
  * lease. The blob's metadata holds the holder record: the lease id it names, the fencing token,
  * and its ETag (ver), which every metadata write moves; a metadata write needs our live lease and
- * the ETag read before it (If-Match).
+ * the ETag read before it (If-Match). An acquisition's reply carries the blob's ETag (lease
+ * operations leave it alone). Each client remembers the ETag and token of the record of its last
+ * lease whose release returned normally (AzureLeaseManager.released); its next attempt takes that
+ * memory, and when the acquisition's ETag is the remembered one it skips the properties read and
+ * writes the remembered token plus one against that ETag.
  *
  * A request is applied in the step that sends it; its reply comes any number of ticks later (the
  * acquisition and a renewal), or is lost. Faults, while the budget FAULTS lasts: an acquisition
@@ -55,6 +59,9 @@
  *                                                                                      -> fencing
  *   BUG_INVALID_ON_ARRIVAL ManagedLease.start() hands out a lease already past its deadline
  *                          (before 26a3adc)                                            -> arrival
+ *   BUG_REMEMBERED_UNCHECKED a re-take trusts the remembered token without checking that the
+ *                          acquisition's ETag is the remembered one, writing against the ETag the
+ *                          acquisition answered (a design choice reversed; tokens 1-3) -> fencing
  * Model sensitivity (not a code bug): DRIFT=4 (drift beyond the margin) must fail mutex.
  */
 
@@ -79,6 +86,7 @@
 #define FORCES  0
 #endif
 #define NOBODY  255
+#define NONE    255
 
 /* the server's lease state */
 #define L_AVAIL   0
@@ -116,8 +124,13 @@ bool held[N];                    /* ManagedLease state HELD */
 byte vu[N];                      /* ticks of validity left */
 byte cd[N];                      /* the validity the request in flight gives: VAL - ticks since its send */
 bool got[N];                     /* the applied request's answer */
-byte rv[N];                      /* the ETag read for the claim */
+byte rv[N];                      /* the ETag the claim's If-Match names */
+byte rt[N];                      /* the last token as the claim knows it (read, or remembered) */
 byte tok[N];
+byte av[N];                      /* the ETag the acquisition's reply carries */
+byte mv[N];                      /* the ETag of this lease's holder record (as it landed, or as read back) */
+byte cv[N];                      /* AzureLeaseManager.released: the remembered record's ETag (NONE: none) */
+byte ct[N];                      /* ... and its token */
 bool brk[N];                     /* its lease was broken: exempt from mutex until it notices */
 bool relsent[N];                 /* AzureLease.releaseSent */
 bool rel_landed[N];              /* a release of this lease landed (the model's knowledge) */
@@ -154,7 +167,7 @@ inline check_mutex() {
 /* the server's lease operations for lease id c; got: 2xx */
 inline srv_acquire(c) {
     if
-    :: ls != L_LEASED || lh == ID(c) -> lh = ID(c); ls = L_LEASED; lexp = TTL; got[c] = 1
+    :: ls != L_LEASED || lh == ID(c) -> lh = ID(c); ls = L_LEASED; lexp = TTL; got[c] = 1; av[c] = ver
     :: else -> got[c] = 0                                        /* 409 LeaseAlreadyPresent */
     fi
 }
@@ -173,9 +186,14 @@ inline srv_release(c) {
 
 /* back to AzureLeaseManager's loop (or the caller): nothing of this attempt is left in the client */
 inline FREE(c) {
-    pc[c] = C_FREE; held[c] = 0; vu[c] = 0; cd[c] = 0; got[c] = 0; rv[c] = 0; tok[c] = 0; brk[c] = 0;
+    pc[c] = C_FREE; held[c] = 0; vu[c] = 0; cd[c] = 0; got[c] = 0; rv[c] = 0; rt[c] = 0; tok[c] = 0; brk[c] = 0;
+    av[c] = 0; mv[c] = 0;
     relsent[c] = 0; rel_landed[c] = 0; granted[c] = 0; wwin[c] = 0; wdue[c] = 0
 }
+
+/* releaseInStore returned normally: the manager remembers this lease's record (onReleased) */
+inline remember(c) { cv[c] = mv[c]; ct[c] = tok[c] }
+inline forget(c) { cv[c] = NONE; ct[c] = 0 }
 
 /* a fresh lease id: one that neither the server's lease nor the holder record names */
 inline new_id(c) {
@@ -239,7 +257,7 @@ inline hand_out(c) {
         check_mutex()
     :: else ->                                                   /* invalid on arrival: given back (releaseInStore), thrown */
         printf("c%d: invalid on arrival, given back\n", c);
-        srv_renew(c); if :: got[c] -> srv_release(c) :: else fi;
+        srv_renew(c); if :: got[c] -> srv_release(c); remember(c) :: else fi;
         if :: LIVE(c) -> let_go(c, TTL + LIFE) :: else fi;
         FREE(c)
     fi
@@ -251,52 +269,59 @@ end_client:
     /* attempt: acquireLease, applied when sent (with a fresh lease id: the last one is dead) */
     :: atomic { pc[i] == C_FREE && claims < MAXTOK && !LIVE(i) && !ghost[i] ->   /* our last lease id is dead */
         new_id(i); gone[i] = 0; gage2[i] = 0; cd[i] = VAL;
+        /* released.remove: this attempt takes what was remembered (cv, ct), used only at C_ACQ */
         if
         :: srv_acquire(i); pc[i] = C_ACQ
         :: FAULT -> fault(); srv_acquire(i); printf("c%d: acquire landed (%d), its reply is lost\n", i, got[i]);
-           got[i] = 0; withdraw_later(i, 0, 1)
-        :: FAULT -> fault(); printf("c%d: acquire fails before landing\n", i); withdraw_later(i, 0, 1)
+           got[i] = 0; av[i] = 0; forget(i); withdraw_later(i, 0, 1)
+        :: FAULT -> fault(); printf("c%d: acquire fails before landing\n", i); forget(i); withdraw_later(i, 0, 1)
         :: FAULT -> fault(); printf("c%d: acquire times out; it may land later\n", i);
-           ghost[i] = 1; gage[i] = 0; withdraw_later(i, 0, TTL + LIFE)
+           ghost[i] = 1; gage[i] = 0; forget(i); withdraw_later(i, 0, TTL + LIFE)
         fi }
     :: atomic { pc[i] == C_FREE && claims >= MAXTOK -> pc[i] = C_DONE }
     :: atomic { pc[i] == C_ACQ ->
         if
-        :: got[i] -> pc[i] = C_READ
+#ifdef BUG_REMEMBERED_UNCHECKED
+        :: got[i] && cv[i] != NONE -> rv[i] = av[i]; rt[i] = ct[i]; pc[i] = C_CLAIM   /* trusts the remembered token, any ETag */
+#else
+        :: got[i] && cv[i] != NONE && cv[i] == av[i] -> rv[i] = cv[i]; rt[i] = ct[i]; pc[i] = C_CLAIM   /* as we left it: no read */
+#endif
+        :: got[i] && !(cv[i] != NONE && cv[i] == av[i]) -> pc[i] = C_READ
         :: else -> FREE(i)                     /* 409: busy, poll again */
-        fi }
+        fi;
+        av[i] = 0; forget(i) }
 
     /* claim(): properties, then the holder record under our lease and the ETag read */
     :: atomic { pc[i] == C_READ ->
         if
         :: corrupt ->
 #ifdef BUG_CORRUPT_TOKEN_ZERO
-            rv[i] = ver; pc[i] = C_CLAIM                         /* reads as 0: the next is 1 */
+            rv[i] = ver; rt[i] = 0; pc[i] = C_CLAIM              /* reads as 0: the next is 1 */
 #else
             printf("c%d: the recorded token is not a number: refused\n", i);
             give_back(i, 0); cd[i] = 0                           /* non-retriable: the store answered */
 #endif
-        :: else -> rv[i] = ver; pc[i] = C_CLAIM
+        :: else -> rv[i] = ver; rt[i] = rtok; pc[i] = C_CLAIM
         fi }
     :: atomic { pc[i] == C_READ && FAULT -> fault(); printf("c%d: properties read fails\n", i); give_back(i, 1); cd[i] = 0 }
     :: atomic { pc[i] == C_CLAIM ->
         if
         :: LIVE(i) && rv[i] == ver ->
-            /* the token read (the ETag held: the record is as read) plus one */
-            if :: corrupt -> tok[i] = 1 :: else -> tok[i] = rtok + 1 fi;
+            /* the token known (read or remembered) plus one; the ETag held: the record is as known */
+            tok[i] = rt[i] + 1;
             assert(tok[i] > rtok);                               /* fencing: every record that lands */
-            rtok = tok[i]; rlid = ID(i); ver++; corrupt = 0; claims++; rv[i] = 0;
+            rtok = tok[i]; rlid = ID(i); ver++; corrupt = 0; claims++; rv[i] = 0; rt[i] = 0; mv[i] = ver;
             if
             :: hand_out(i)
             :: FAULT -> fault(); printf("c%d: holder record landed, reply lost\n", i); give_back(i, 1); cd[i] = 0
             :: FAULT -> fault(); printf("c%d: holder record landed, the SDK's retry answers 412\n", i); pc[i] = C_RB
             fi
-        :: else -> rv[i] = 0; pc[i] = C_RB                       /* 412/409: the ETag moved or the lease is not ours */
+        :: else -> rv[i] = 0; rt[i] = 0; pc[i] = C_RB            /* 412/409: the ETag moved or the lease is not ours */
         fi }
     :: atomic { pc[i] == C_CLAIM && FAULT -> fault(); printf("c%d: holder record fails before landing\n", i); give_back(i, 1); cd[i] = 0 }
     :: atomic { pc[i] == C_RB ->
         if
-        :: rlid == ID(i) -> srv_renew(i)
+        :: rlid == ID(i) -> mv[i] = ver; srv_renew(i)          /* its ETag as read back */
         :: else -> got[i] = 0
         fi;
         if
@@ -331,12 +356,12 @@ end_client:
             if
             :: relsent[i] = 1; srv_release(i); rel_landed[i] = rel_landed[i] || got[i];
                if
-               :: got[i] -> printf("c%d: released\n", i); assert(!LIVE(i)); FREE(i)   /* released */
+               :: got[i] -> printf("c%d: released\n", i); assert(!LIVE(i)); remember(i); FREE(i)   /* released */
                :: else ->                                        /* 409 right after our renew */
 #ifdef BUG_RELEASE_409_LOST
                   printf("c%d: release throws LeaseLostException\n", i); assert(!rel_landed[i]); FREE(i)
 #else
-                  assert(!LIVE(i)); FREE(i)
+                  assert(!LIVE(i)); remember(i); FREE(i)
 #endif
                fi
             :: FAULT -> fault(); relsent[i] = 1; srv_release(i); rel_landed[i] = 1;
@@ -344,7 +369,7 @@ end_client:
 #ifdef BUG_RELEASE_409_LOST
                printf("c%d: release throws LeaseLostException\n", i); assert(!rel_landed[i]); FREE(i)
 #else
-               assert(!LIVE(i)); FREE(i)
+               assert(!LIVE(i)); remember(i); FREE(i)
 #endif
             :: FAULT -> fault(); relsent[i] = 1; srv_release(i); rel_landed[i] = 1;
                printf("c%d: release landed, reply lost: retried in the background\n", i); let_go(i, TTL + LIFE); pc[i] = C_RETRY
@@ -354,7 +379,7 @@ end_client:
         :: else ->                                               /* LeaseLostException from the renew */
 #ifndef BUG_RELEASE_409_LOST
             if
-            :: relsent[i] && !(lh == ID(i) && ls == L_BROKEN) -> assert(!LIVE(i)); FREE(i)   /* our earlier release landed */
+            :: relsent[i] && !(lh == ID(i) && ls == L_BROKEN) -> assert(!LIVE(i)); remember(i); FREE(i)   /* our earlier release landed */
             :: else ->
 #endif
                printf("c%d: release throws LeaseLostException\n", i);
@@ -369,7 +394,12 @@ end_client:
         printf("c%d: release's renew fails: retried in the background\n", i); let_go(i, TTL + LIFE); pc[i] = C_RETRY }
     /* retryReleaseLater: releaseInStore again (a loss ends it quietly), or give up (its TTL) */
     :: atomic { pc[i] == C_RETRY ->
-        srv_renew(i); if :: got[i] -> srv_release(i) :: else fi; got[i] = 0; FREE(i) }
+        srv_renew(i);
+        if
+        :: got[i] -> srv_release(i); remember(i)             /* released, or 409 right after our renew */
+        :: else -> if :: relsent[i] && !(lh == ID(i) && ls == L_BROKEN) -> remember(i) :: else fi   /* a loss: quietly */
+        fi;
+        got[i] = 0; FREE(i) }
     :: atomic { pc[i] == C_RETRY && FAULT -> fault(); printf("c%d: background release fails\n", i) }
 
     /* withdrawLater: release by our lease id; 409 ends it only if the lease was surely granted */
@@ -418,7 +448,7 @@ end_server:
     :: atomic { ghost[0] || ghost[1] || ghost[2] ->
         select (k : 0 .. N - 1);
         if
-        :: ghost[k] -> ghost[k] = 0; gage[k] = 0; srv_acquire(k); printf("c%d's late acquire lands (%d)\n", k, got[k]); got[k] = 0
+        :: ghost[k] -> ghost[k] = 0; gage[k] = 0; srv_acquire(k); printf("c%d's late acquire lands (%d)\n", k, got[k]); got[k] = 0; av[k] = 0
         :: else
         fi;
         k = 0 }
@@ -431,5 +461,5 @@ end_server:
 }
 
 init {
-    atomic { run Client(0); run Client(1); run Client(2) }
+    atomic { cv[0] = NONE; cv[1] = NONE; cv[2] = NONE; run Client(0); run Client(1); run Client(2) }
 }

@@ -113,6 +113,11 @@ fi
 for bug in BUG_NO_WITHDRAW BUG_RELEASE_409_LOST BUG_CORRUPT_TOKEN_ZERO BUG_INVALID_ON_ARRIVAL; do
   check "azure-$bug" "azure-lease.pml" fail exhaustive "${AZ[@]}" "-D$bug"
 done
+# a remembered token trusted without its ETag takes a third holder to repeat: tokens 1-3, no fault
+if [ $quick = 0 ]; then
+  check azure-remembered "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0
+fi
+check azure-BUG_REMEMBERED_UNCHECKED "azure-lease.pml" fail exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0 -DBUG_REMEMBERED_UNCHECKED
 check azure-drift-beyond-margin "azure-lease.pml" fail exhaustive "${AZ[@]}" -DDRIFT=4
 
 # PostgreSQL mode=lease (lock-postgres LeaseTableLockManager + TableLease), 3 clients, tokens 1-2

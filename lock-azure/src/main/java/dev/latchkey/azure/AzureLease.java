@@ -31,7 +31,9 @@ import java.time.Duration;
  * renew of a later call (the caller's, or the background retry's) that finds the lease no longer
  * ours counts as released — unless Azure says it was broken. Not reported, as the key is free either
  * way: a force release that lands between the renew and the release, or before an earlier release of
- * ours whose outcome was unknown, followed by someone else's lease.
+ * ours whose outcome was unknown, followed by someone else's lease. A release that returns normally
+ * tells the manager ({@code onReleased}), which remembers this lease's holder record for its next
+ * take of the key; that memory is only a hint, checked against the blob's ETag before it is used.
  *
  * <p><b>Why a lease was lost</b> ({@link LeaseLostException#reason()}): Azure's
  * {@code LeaseIsBrokenAndCannotBeRenewed} is {@link Reason#BROKEN}; 404 is {@link Reason#GONE};
@@ -53,11 +55,16 @@ final class AzureLease extends ManagedLease {
     private final Duration timeout;
     /** A release of ours was sent and may have landed; guarded by ManagedLease's serialisation of store calls. */
     private boolean releaseSent;
+    private final Runnable onReleased;
 
-    /** @param callTimeout the manager's bound on one call, all tries included */
+    /**
+     * @param callTimeout the manager's bound on one call, all tries included
+     * @param onReleased  runs when a release returns normally (the manager remembers our record)
+     */
     AzureLease(LeaseRuntime runtime, String key, String leaseId, long token, LeaseOptions options, long sent,
-               BlobLeaseClient leases, String blobName, String where, Duration callTimeout) {
+               BlobLeaseClient leases, String blobName, String where, Duration callTimeout, Runnable onReleased) {
         super(runtime, key, leaseId, token, options, sent);
+        this.onReleased = onReleased;
         this.leases = leases;
         this.blobName = blobName;
         this.where = where;
@@ -77,6 +84,11 @@ final class AzureLease extends ManagedLease {
 
     @Override
     protected void releaseInStore() {
+        releaseAtAzure();
+        onReleased.run();
+    }
+
+    private void releaseAtAzure() {
         try {
             renew("release");
         } catch (LeaseLostException e) {

@@ -1,5 +1,7 @@
 package dev.latchkey.azure;
 
+import com.azure.core.http.HttpHeaderName;
+import com.azure.core.http.HttpHeaders;
 import com.azure.core.http.RequestConditions;
 import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
@@ -42,6 +44,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -63,6 +66,14 @@ import java.util.concurrent.TimeUnit;
  * token and writes the next, and a holder whose lease was broken before that write cannot make it.
  * So tokens strictly increase across release, expiry, break and takeover.
  *
+ * <p><b>Re-taking a key this manager released</b> skips the properties read: the manager keeps the
+ * ETag and token of the holder record it released (lease operations leave the ETag alone), and when
+ * the new lease's acquisition answers with that same ETag, the metadata is exactly that record, as
+ * a read would have returned it (every metadata write moves the ETag). The next token is written
+ * under the same conditions as after a read (our lease id, {@code If-Match} that ETag); any other
+ * ETag, or none remembered, and the properties are read as usual. So acquire+release is four
+ * requests (acquire lease, holder record, renew, release) instead of five.
+ *
  * <p><b>Requests whose outcome is unknown</b> (a timeout, a lost reply, a 5xx) never leave a
  * phantom holder for a lease's duration: a lease acquisition that failed so, and a lease acquired
  * for a claim that then failed, are released with their own lease id — at once when the store
@@ -83,6 +94,7 @@ final class AzureLeaseManager implements LockManager {
     private static final String SUFFIX = ".lock";
     private static final long MAX_POLL_MILLIS = 1000;
     private static final long FIRST_WITHDRAW_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final int MAX_REMEMBERED = 4096;
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING_TOKENS, Capability.SERVER_SIDE_EXPIRY, Capability.LIST));
 
@@ -93,7 +105,12 @@ final class AzureLeaseManager implements LockManager {
     private final String where;
     private final TimeSource time;
     private final LeaseRuntime runtime;
+    /** The holder record this manager last released, by blob name; bounded so a manager touching many keys stays small. */
+    private final ConcurrentHashMap<String, Record> released = new ConcurrentHashMap<>();
     private volatile boolean closed;
+
+    /** A holder record of ours as it landed: its ETag and fencing token. */
+    private record Record(String etag, long token) {}
 
     /** @param timeout what one call may take, all its tries included */
     AzureLeaseManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
@@ -168,10 +185,14 @@ final class AzureLeaseManager implements LockManager {
         BlobLeaseClient leases = new BlobLeaseClientBuilder().blobClient(blob).leaseId(leaseId).buildClient();
         long sent = time.nanoTime();
         long expires = sent + TimeUnit.SECONDS.toNanos(seconds);
-        if (!acquireLease(blob, leases, blobName, seconds, expires)) return null;
-        long token;
+        Record last = released.remove(blobName);
+        HttpHeaders granted = acquireLease(blob, leases, blobName, seconds, expires);
+        if (granted == null) return null;
+        // the blob as we left it: no metadata write since our record (its ETag is the one we remember)
+        Record known = last != null && last.etag().equals(granted.getValue(HttpHeaderName.ETAG)) ? last : null;
+        Record mine;
         try {
-            token = claim(blob, leases, blobName, key, leaseId, options);
+            mine = claim(blob, leases, blobName, key, leaseId, options, known);
         } catch (LeaseLostException e) {
             giveBack(leases, blobName, expires, e); // broken while we claimed it
             return null;
@@ -179,29 +200,33 @@ final class AzureLeaseManager implements LockManager {
             giveBack(leases, blobName, expires, e);
             throw e;
         }
-        AzureLease lease = new AzureLease(runtime, key, leaseId, token, options, sent, leases, blobName, where, timeout);
+        Runnable remember = () -> {
+            if (mine.etag() != null && released.size() < MAX_REMEMBERED) released.put(blobName, mine);
+        };
+        AzureLease lease = new AzureLease(runtime, key, leaseId, mine.token(), options, sent, leases, blobName, where, timeout,
+                remember);
         lease.begin(); // gives the lease back itself if the claim took so long that it would be invalid on arrival
         return lease;
     }
 
     /**
-     * True if we got the lease; creates the (empty, marked) blob first when it does not exist. An
+     * The acquisition's response headers (its ETag is the blob's) if we got the lease, null if
+     * someone else holds it; creates the (empty, marked) blob first when it does not exist. An
      * acquisition whose outcome is unknown is withdrawn in the background before the failure is thrown.
      */
-    private boolean acquireLease(BlobClient blob, BlobLeaseClient leases, String blobName, int seconds, long expires) {
+    private HttpHeaders acquireLease(BlobClient blob, BlobLeaseClient leases, String blobName, int seconds, long expires) {
         for (int i = 0; i < 3; i++) {
             try {
-                leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE);
-                return true;
+                return leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE).getHeaders();
             } catch (BlobStorageException e) {
-                if (e.getStatusCode() == 409) return false; // LeaseAlreadyPresent
+                if (e.getStatusCode() == 409) return null; // LeaseAlreadyPresent
                 if (!AzureErrors.blobMissing(e)) throw withdrawn(leases, blobName, expires, e);
             } catch (RuntimeException e) {
                 throw withdrawn(leases, blobName, expires, e);
             }
             createBlob(blob, blobName);
         }
-        return false; // created and deleted under us repeatedly: report busy, the caller may retry
+        return null; // created and deleted under us repeatedly: report busy, the caller may retry
     }
 
     /** After a failed acquisition: withdraws it if it may have been granted; returns what to throw. */
@@ -234,21 +259,25 @@ final class AzureLeaseManager implements LockManager {
 
     /**
      * Under our new lease: refuses a {@code mode=etag} blob, reads the last token and records us as
-     * holder with the next one.
+     * holder with the next one; returns our record. {@code known}: the blob's record as it stands
+     * (ours, released), so the read is not needed.
      *
      * @throws LeaseLostException our lease was broken or taken before the record landed
      */
-    private long claim(BlobClient blob, BlobLeaseClient leases, String blobName, String key, String leaseId,
-                       LeaseOptions options) {
-        BlobProperties p = properties(blob, blobName);
-        if (LockBlobMode.isEtagBlob(p.getMetadata(), p.getBlobSize())) {
-            throw LockBlobMode.mismatch(blobName, where, LockBlobMode.ETAG, LockBlobMode.LEASE);
+    private Record claim(BlobClient blob, BlobLeaseClient leases, String blobName, String key, String leaseId,
+                         LeaseOptions options, Record known) {
+        if (known == null) {
+            BlobProperties p = properties(blob, blobName);
+            if (LockBlobMode.isEtagBlob(p.getMetadata(), p.getBlobSize())) {
+                throw LockBlobMode.mismatch(blobName, where, LockBlobMode.ETAG, LockBlobMode.LEASE);
+            }
+            known = new Record(p.getETag(), HolderMetadata.token(p.getMetadata(), blobName + " in " + where));
         }
-        long token = HolderMetadata.token(p.getMetadata(), blobName + " in " + where) + 1;
+        long token = known.token() + 1;
         try {
-            blob.setMetadataWithResponse(HolderMetadata.of(key, leaseId, token, time.now(), options),
-                    new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(p.getETag()), timeout, Context.NONE);
-            return token;
+            HttpHeaders written = blob.setMetadataWithResponse(HolderMetadata.of(key, leaseId, token, time.now(), options),
+                    new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(known.etag()), timeout, Context.NONE).getHeaders();
+            return new Record(written.getValue(HttpHeaderName.ETAG), token);
         } catch (BlobStorageException e) {
             if (e.getStatusCode() != 412 && e.getStatusCode() != 409) throw AzureErrors.failure("record holder", blobName, where, e);
         } catch (RuntimeException e) {
@@ -256,10 +285,11 @@ final class AzureLeaseManager implements LockManager {
         }
         // 412: the ETag moved, or the lease is no longer ours. An SDK retry of a record that landed
         // moves the ETag too: it is ours if the blob names our lease and that lease still renews.
-        if (leaseId.equals(HolderMetadata.leaseId(properties(blob, blobName).getMetadata()))) {
+        BlobProperties now = properties(blob, blobName);
+        if (leaseId.equals(HolderMetadata.leaseId(now.getMetadata()))) {
             try {
                 leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
-                return token;
+                return new Record(now.getETag(), token); // no write since the read: our lease renewed, unbroken
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() != 409 && e.getStatusCode() != 412) throw AzureErrors.failure("renew lease", blobName, where, e);
             } catch (RuntimeException e) {

@@ -65,6 +65,16 @@ final class RequestTap implements HttpPipelinePolicy {
         return tries.stream().filter(t -> t.op().equals(op)).toList();
     }
 
+    /** The operations ({@link #op}) of every try after the first {@code from}, in the order they were answered. */
+    synchronized List<String> opsSince(int from) {
+        return tries.subList(from, tries.size()).stream().map(Try::op).toList();
+    }
+
+    /** How many tries were answered so far. */
+    synchronized int count() {
+        return tries.size();
+    }
+
     /**
      * The send time of the latest try of one of {@code ops} that the server answered with 2xx, that
      * is, that surely landed; throws if there is none.
