@@ -5,7 +5,7 @@
 # contention) and the hold rows (N leases held at once) of all runs.
 #   scripts/bench.sh [--duration 5s] [mem|file|postgres|clickhouse|s3|gcs|azure ...]
 # Without names it measures all of them (about 2 minutes per URI at the default 5 s per phase, plus
-# the hold phases: about 15 s to a minute each).
+# the hold phases: about 15 s to a minute each; about 10 minutes in all at --duration 3s).
 # The full output is kept in .run/bench/report.txt. Nothing is asserted: these are this machine's
 # numbers this time.
 set -euo pipefail

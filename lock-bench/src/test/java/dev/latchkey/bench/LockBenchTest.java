@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.latchkey.spi.LockUri;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -69,5 +72,20 @@ class LockBenchTest {
             assertThat(dir.resolve(".latchkey-bench-floor")).exists();
         }
         assertThat(dir.resolve(".latchkey-bench-floor")).doesNotExist();
+    }
+
+    @Test
+    void fileFloorFindsAByteHeldElsewhereBusy(@TempDir Path dir) throws Exception {
+        Baseline floor = Baseline.forScheme("file").get(0);
+        assertThat(floor.hasSpread()).isTrue();
+        try (Baseline.Session session = floor.open(LockUri.parse("file://" + dir));
+             FileChannel other = FileChannel.open(dir.resolve(".latchkey-bench-floor"), StandardOpenOption.WRITE);
+             FileLock held = other.lock(5, 1, false)) {
+            assertThat(session.tryRound(5)).as("byte 5 is held by another channel of this JVM").isFalse();
+            assertThat(session.tryRound(4)).isTrue();
+            assertThat(session.tryRound(6)).isTrue();
+            held.release();
+            assertThat(session.tryRound(5)).as("byte 5 once released").isTrue();
+        }
     }
 }
