@@ -40,6 +40,15 @@ public interface Baseline {
     }
 
     /**
+     * Whether sessions of this object can run {@link Session#tryRound} on several threads at once,
+     * over keys they share, so the throughput under contention (T threads over K keys) is measured
+     * for this baseline as for the backend and the rates can be divided.
+     */
+    default boolean hasSpread() {
+        return false;
+    }
+
+    /**
      * Opens one session (a connection, a client) next to the backend named by {@code uri}. Every
      * session of one baseline object works on the same lock, so two sessions can hand it off.
      */
@@ -53,6 +62,16 @@ public interface Baseline {
         /** Waits until the lock is free and takes it; only called when {@link #hasHandoff()}. */
         default void acquireWaiting() throws Exception {
             throw new UnsupportedOperationException("no handoff");
+        }
+
+        /**
+         * One acquire+release of key {@code key} (from 0 to K − 1), as the throughput phase does
+         * with the lock: {@code false}, having done nothing else, when another session of this
+         * baseline object holds that key. Sessions of one object share their K keys and run this on
+         * different threads at once; only called when {@link #hasSpread()}.
+         */
+        default boolean tryRound(int key) throws Exception {
+            throw new UnsupportedOperationException("no spread");
         }
 
         /** The release (or second round trip) of one round; may do nothing. */

@@ -3,6 +3,7 @@ package dev.latchkey.bench;
 import dev.latchkey.spi.LockUri;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -11,6 +12,10 @@ import java.nio.file.StandardOpenOption;
  * Floor of {@code file://DIR}: an OS lock ({@link FileChannel#lock()}) taken and released on an
  * already open file in the same directory — the kernel round trip every file lock pays, without
  * reading or writing a lease record. The file ({@code .latchkey-bench-floor}) is deleted on close.
+ * Under contention, key {@code i} is byte {@code i} of that file, locked with
+ * {@link FileChannel#tryLock(long, long, boolean)} on each session's own channel: a byte another
+ * thread of this JVM holds (the JDK's {@link OverlappingFileLockException}) or another process holds
+ * is busy, as a held key is for the lock.
  */
 public final class FileFloor implements Baseline {
 
@@ -27,6 +32,11 @@ public final class FileFloor implements Baseline {
     @Override
     public String description() {
         return "FileChannel.lock+release";
+    }
+
+    @Override
+    public boolean hasSpread() {
+        return true;
     }
 
     @Override
@@ -47,6 +57,19 @@ public final class FileFloor implements Baseline {
             @Override
             public void release() throws Exception {
                 lock.release();
+            }
+
+            @Override
+            public boolean tryRound(int key) throws Exception {
+                FileLock held;
+                try {
+                    held = channel.tryLock(key, 1, false);
+                } catch (OverlappingFileLockException e) {
+                    return false;
+                }
+                if (held == null) return false;
+                held.release();
+                return true;
             }
 
             @Override

@@ -5,12 +5,14 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockManager;
+import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -21,10 +23,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * The measurements behind {@code latchkey bench URI}, printed as one plain-text table:
@@ -32,13 +32,15 @@ import java.util.function.Function;
  *   <li>uncontended {@code tryAcquire}+{@code release} latency (p50/p99/p999), beside the scheme's
  *       {@link Baseline}s (floors, peers) measured the same way, in slices taken in turn so that
  *       all see the same load and JIT state, and the p50 ratios;</li>
- *   <li>throughput: T threads of one manager over K keys, {@code tryAcquire}+{@code release};</li>
+ *   <li>throughput under contention: T threads of one manager over K keys, {@code tryAcquire}+{@code
+ *       release}, beside every baseline that {@linkplain Baseline#hasSpread spreads} the same way
+ *       (T sessions over K keys of its own), and the ratio of rates;</li>
  *   <li>handoff: a holder in manager A releases while a waiter blocked in {@code acquire} on
  *       manager B gets the lock — the time from release call to B holding; the same for every
  *       baseline that has a handoff;</li>
- *   <li>with {@code hold > 0}: N leases held at once with heartbeat on, heap beyond the baseline
- *       and the number of live {@code latchkey-heartbeat-*} threads. Measured first, before the
- *       timed phases leave garbage and JIT state behind; printed last.</li>
+ *   <li>with {@code hold > 0}: N leases held at once with heartbeat on ({@link HoldPhase}):
+ *       renewals per second and those that missed, heap, threads and sockets. Measured first,
+ *       before the timed phases leave garbage and JIT state behind; printed last.</li>
  * </ul>
  * Every timed phase warms up first. Keys live under a random {@code latchkey-bench-…/} prefix and are
  * released at the end, so a bench can run against a shared store. Numbers are what this machine
@@ -52,6 +54,7 @@ public final class LockBench {
     private static final long HANDOFF_PARK_MILLIS = 10;
     /** Latency rows take turns in slices this long. */
     private static final long SLICE_MILLIS = 50;
+    static final String THROUGHPUT_ROW = "throughput, tryAcquire+release";
 
     /**
      * @param uri      backend to measure
@@ -86,10 +89,10 @@ public final class LockBench {
     public record Row(String name, double p50, double p99, double p999, double opsPerSecond, long samples, String note) {}
 
     private final Config config;
-    private final Function<String, LockManager> open;
+    private final BiFunction<String, LockContext, LockManager> open;
     private final String prefix = "latchkey-bench-" + UUID.randomUUID().toString().substring(0, 8) + "/";
 
-    private LockBench(Config config, Function<String, LockManager> open) {
+    private LockBench(Config config, BiFunction<String, LockContext, LockManager> open) {
         this.config = config;
         this.open = open;
     }
@@ -103,7 +106,7 @@ public final class LockBench {
      * As {@link #run(Config, PrintWriter)}, with the measured managers opened by {@code open} (the
      * command passes its own, which also knows the backends of its plugins).
      */
-    public static List<Row> run(Config config, PrintWriter out, Function<String, LockManager> open) throws Exception {
+    public static List<Row> run(Config config, PrintWriter out, BiFunction<String, LockContext, LockManager> open) throws Exception {
         return new LockBench(config, open).run(out);
     }
 
@@ -115,9 +118,12 @@ public final class LockBench {
         List<Baseline> baselines = Baseline.forScheme(uri.scheme());
         List<Row> rows = new ArrayList<>();
         List<String> ratios = new ArrayList<>();
-        try (LockManager a = open.apply(config.uri()); LockManager b = open.apply(config.uri())) {
+        try (LockManager a = open.apply(config.uri(), LockContext.defaults());
+             LockManager b = open.apply(config.uri(), LockContext.defaults())) {
             // first, while the heap holds nothing but the JVM and the manager: a stable baseline
-            Row holding = config.hold() > 0 ? hold(a) : null;
+            Row holding = config.hold() > 0
+                    ? new HoldPhase(open, config.uri(), prefix, config.hold(), config.holdTtl()).run()
+                    : null;
             List<Baseline.Session> sessions = new ArrayList<>();
             try {
                 List<Timed> timed = new ArrayList<>();
@@ -131,12 +137,12 @@ public final class LockBench {
                 List<Row> latencies = interleaved(timed);
                 rows.addAll(latencies);
                 for (Row row : latencies.subList(1, latencies.size())) {
-                    ratios.add(String.format("acquire+release / %s = %.2f", row.name(), latencies.get(0).p50() / row.p50()));
+                    ratios.add(String.format("p50s: acquire+release / %s = %.2f", row.name(), latencies.get(0).p50() / row.p50()));
                 }
             } finally {
                 closeAll(sessions);
             }
-            rows.add(throughput(a));
+            rows.addAll(throughput(a, baselines, uri, ratios));
             String handoffKey = prefix + "handoff";
             Row handoff = handoff("handoff, release in A -> waiter in B holds", new Holder(a, handoffKey),
                     new Holder(b, handoffKey), "two managers, waiter blocked in acquire");
@@ -147,7 +153,7 @@ public final class LockBench {
                     Row row = handoff("handoff, " + label(baseline), session(first), session(second),
                             "same run, no Latchkey");
                     rows.add(row);
-                    ratios.add(String.format("handoff / %s handoff = %.2f", label(baseline), handoff.p50() / row.p50()));
+                    ratios.add(String.format("p50s: handoff / %s handoff = %.2f", label(baseline), handoff.p50() / row.p50()));
                 }
             }
             if (holding != null) rows.add(holding);
@@ -156,7 +162,7 @@ public final class LockBench {
         if (ratios.isEmpty()) {
             out.printf("no baseline installed for %s:// (see dev.latchkey.bench.Baseline)%n", uri.scheme());
         }
-        for (String ratio : ratios) out.println("ratio of p50s: " + ratio);
+        for (String ratio : ratios) out.println("ratio of " + ratio);
         out.flush();
         return rows;
     }
@@ -311,64 +317,51 @@ public final class LockBench {
         if (first != null) throw first;
     }
 
-    private Row throughput(LockManager locks) throws InterruptedException {
+    /**
+     * T threads of one manager over K keys, {@code tryAcquire}+{@code release}; then, the same way,
+     * every baseline that spreads (each thread on a session of its own), with the ratio of rates.
+     */
+    private List<Row> throughput(LockManager locks, List<Baseline> baselines, LockUri uri, List<String> ratios)
+            throws Exception {
         String[] keys = new String[config.keys()];
         for (int i = 0; i < keys.length; i++) keys[i] = prefix + "tp-" + i;
-        spread(locks, keys, config.warmup());
-        long[] result = spread(locks, keys, config.duration());
-        long ops = result[0];
-        long busy = result[1];
-        double seconds = config.duration().toNanos() / 1e9;
-        String note = String.format("%d threads over %d keys, busy %.1f%%", config.threads(), config.keys(),
-                ops + busy == 0 ? 0.0 : 100.0 * busy / (ops + busy));
-        return new Row("throughput, tryAcquire+release", Double.NaN, Double.NaN, Double.NaN, ops / seconds, ops, note);
+        LeaseOptions options = LeaseOptions.defaults();
+        Contention.Round round = key -> {
+            Optional<Lease> lease = locks.tryAcquire(keys[key], options);
+            lease.ifPresent(Lease::release);
+            return lease.isPresent();
+        };
+        List<Row> rows = new ArrayList<>();
+        Row lock = contended(THROUGHPUT_ROW, Collections.nCopies(config.threads(), round), "");
+        rows.add(lock);
+        for (Baseline baseline : baselines) {
+            if (!baseline.hasSpread()) continue;
+            List<Baseline.Session> sessions = new ArrayList<>();
+            try {
+                List<Contention.Round> rounds = new ArrayList<>();
+                for (int t = 0; t < config.threads(); t++) {
+                    Baseline.Session session = baseline.open(uri);
+                    sessions.add(session);
+                    rounds.add(session::tryRound);
+                }
+                Row row = contended("throughput, " + label(baseline), rounds, ", same run, no Latchkey");
+                rows.add(row);
+                ratios.add(String.format("rates: throughput / %s throughput = %.2f", label(baseline),
+                        lock.opsPerSecond() / row.opsPerSecond()));
+            } finally {
+                closeAll(sessions);
+            }
+        }
+        return rows;
     }
 
-    /** Runs the throughput loop on every thread for {@code time}; returns {acquired, found busy}. */
-    private long[] spread(LockManager locks, String[] keys, Duration time) throws InterruptedException {
-        LongAdder acquired = new LongAdder();
-        LongAdder busy = new LongAdder();
-        List<Throwable> failures = new ArrayList<>();
-        CountDownLatch go = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        long[] end = new long[1];
-        LeaseOptions options = LeaseOptions.defaults();
-        for (int t = 0; t < config.threads(); t++) {
-            Thread thread = new Thread(() -> {
-                try {
-                    go.await();
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    long mine = 0;
-                    long missed = 0;
-                    while (System.nanoTime() < end[0]) {
-                        Optional<Lease> lease = locks.tryAcquire(keys[random.nextInt(keys.length)], options);
-                        if (lease.isPresent()) {
-                            lease.get().release();
-                            mine++;
-                        } else {
-                            missed++;
-                        }
-                    }
-                    acquired.add(mine);
-                    busy.add(missed);
-                } catch (Throwable e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
-                }
-            }, "latchkey-bench-" + t);
-            thread.setDaemon(true);
-            threads.add(thread);
-            thread.start();
-        }
-        end[0] = System.nanoTime() + time.toNanos(); // published to the workers by go.countDown()
-        go.countDown();
-        for (Thread thread : threads) thread.join();
-        if (!failures.isEmpty()) {
-            Throwable first = failures.get(0);
-            throw new IllegalStateException("throughput phase failed: " + first, first);
-        }
-        return new long[] {acquired.sum(), busy.sum()};
+    /** One throughput row: warm-up, then the measurement, over the configured keys. */
+    private Row contended(String name, List<Contention.Round> rounds, String note) throws InterruptedException {
+        Contention.run(name, rounds, config.keys(), config.warmup());
+        Contention.Count count = Contention.run(name, rounds, config.keys(), config.duration());
+        return new Row(name, Double.NaN, Double.NaN, Double.NaN, count.done() / (config.duration().toNanos() / 1e9),
+                count.done(), String.format("%d threads over %d keys, busy %.1f%%%s", rounds.size(), config.keys(),
+                        count.busyPercent(), note));
     }
 
     /**
@@ -410,51 +403,6 @@ public final class LockBench {
         }
         return new Row(name, samples.percentileMicros(0.50), samples.percentileMicros(0.99),
                 samples.percentileMicros(0.999), Double.NaN, samples.size(), note);
-    }
-
-    private Row hold(LockManager locks) throws InterruptedException {
-        long baseline = usedHeapAfterGc();
-        LeaseOptions options = LeaseOptions.ttl(config.holdTtl());
-        List<Lease> leases = new ArrayList<>(config.hold());
-        long start = System.nanoTime();
-        try {
-            for (int i = 0; i < config.hold(); i++) {
-                String key = prefix + "hold-" + i;
-                leases.add(locks.tryAcquire(key, options)
-                        .orElseThrow(() -> new IllegalStateException("bench key " + key + " is held by someone else")));
-            }
-            double acquireSeconds = (System.nanoTime() - start) / 1e9;
-            // hold for a full TTL: every lease is renewed about three times while we measure
-            Thread.sleep(config.holdTtl().toMillis());
-            long heap = usedHeapAfterGc() - baseline;
-            long valid = leases.stream().filter(Lease::isValid).count();
-            long heartbeatThreads = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.isAlive() && (t.getName().startsWith("latchkey-heartbeat-")
-                            || t.getName().startsWith("latchkey-renewer-"))).count();
-            String note = String.format("heap +%.1f MB, %d heartbeat threads, %d/%d valid after one ttl (%s)",
-                    heap / (1024.0 * 1024.0), heartbeatThreads, valid, leases.size(),
-                    Durations.format(config.holdTtl()));
-            return new Row("hold " + config.hold() + " leases, heartbeat on", Double.NaN, Double.NaN, Double.NaN,
-                    config.hold() / acquireSeconds, config.hold(), note);
-        } finally {
-            for (Lease lease : leases) {
-                try {
-                    lease.release();
-                } catch (RuntimeException e) {
-                    // a lease lost during the hold is already reported as not valid
-                }
-            }
-        }
-    }
-
-    /** The least heap use seen right after each of three full collections: floating garbage inflates single readings. */
-    private static long usedHeapAfterGc() {
-        long least = Long.MAX_VALUE;
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            least = Math.min(least, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
-        }
-        return least;
     }
 
     private static void printTable(PrintWriter out, List<Row> rows) {

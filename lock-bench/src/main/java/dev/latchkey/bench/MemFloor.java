@@ -7,8 +7,12 @@ import java.util.concurrent.ConcurrentMap;
 /**
  * Floor of {@code mem://}: claiming a key in a {@link ConcurrentHashMap} with {@code putIfAbsent}
  * and giving it back with {@code remove(key, value)} — the least any in-process lock table can do.
+ * All sessions of one object share the table, so under contention a key another thread claimed
+ * is found busy, as with the lock.
  */
 public final class MemFloor implements Baseline {
+    private static final String LATENCY_KEY = "floor";
+    private final ConcurrentMap<Object, Object> table = new ConcurrentHashMap<>();
 
     @Override
     public boolean supports(String scheme) {
@@ -26,26 +30,37 @@ public final class MemFloor implements Baseline {
     }
 
     @Override
+    public boolean hasSpread() {
+        return true;
+    }
+
+    @Override
     public Session open(LockUri uri) {
-        ConcurrentMap<String, Object> table = new ConcurrentHashMap<>();
-        String key = "floor";
         return new Session() {
             private Object token;
 
             @Override
             public void acquire() {
                 token = new Object();
-                if (table.putIfAbsent(key, token) != null) throw new IllegalStateException("floor key unexpectedly held");
+                if (table.putIfAbsent(LATENCY_KEY, token) != null) throw new IllegalStateException("floor key unexpectedly held");
             }
 
             @Override
             public void release() {
-                if (!table.remove(key, token)) throw new IllegalStateException("floor key unexpectedly lost");
+                if (!table.remove(LATENCY_KEY, token)) throw new IllegalStateException("floor key unexpectedly lost");
+            }
+
+            @Override
+            public boolean tryRound(int key) {
+                Object mine = new Object();
+                if (table.putIfAbsent(key, mine) != null) return false;
+                if (!table.remove(key, mine)) throw new IllegalStateException("floor key " + key + " unexpectedly lost");
+                return true;
             }
 
             @Override
             public void close() {
-                table.clear();
+                // a session holds nothing between rounds
             }
         };
     }

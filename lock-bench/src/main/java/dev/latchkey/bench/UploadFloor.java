@@ -3,7 +3,10 @@ package dev.latchkey.bench;
 import dev.latchkey.spi.LockUri;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The floor of an object store: two unconditional uploads of a body the size of a lease record
@@ -15,6 +18,14 @@ import java.util.UUID;
  * <p>The object's leaf name is {@code .latchkey-bench-floor-<random>}: record names never start with
  * {@code .} and records end in {@code .lock}, so it clashes with no lock and no listing shows it. It
  * is deleted on close. A backend supplies the two requests ({@link #target}).
+ *
+ * <p>All sessions of one object share one client, as the threads of the lock share one manager's
+ * (and so a store that paces writes per object, as GCS's one write a second, paces them across
+ * threads): it is built by the first open session and closed with the last. Under contention,
+ * key {@code i} is the object {@code <leaf>-i}: a round claims the key in a table this object's
+ * sessions share (a key another thread claimed is busy, as a held key is for the lock, and no two
+ * threads write one object at once) and makes the two uploads to it. Each session deletes the
+ * objects it wrote on close.
  */
 public abstract class UploadFloor implements Baseline {
     /**
@@ -26,6 +37,9 @@ public abstract class UploadFloor implements Baseline {
     private static final byte[] BODY = body();
 
     private final String leaf = ".latchkey-bench-floor-" + UUID.randomUUID().toString().substring(0, 8);
+    private final Set<Integer> claimed = ConcurrentHashMap.newKeySet();
+    private Target shared;    // guarded by this; the client of the open sessions
+    private int openSessions; // guarded by this
 
     /** The store's two requests on one object beside the records, and the client to close. */
     protected interface Target extends AutoCloseable {
@@ -56,9 +70,15 @@ public abstract class UploadFloor implements Baseline {
     }
 
     @Override
+    public final boolean hasSpread() {
+        return true;
+    }
+
+    @Override
     public final Session open(LockUri uri) {
-        Target target = target(uri);
+        Target target = share(uri);
         return new Session() {
+            private final Set<Integer> written = new HashSet<>();
             private boolean closed;
 
             @Override
@@ -72,16 +92,45 @@ public abstract class UploadFloor implements Baseline {
             }
 
             @Override
+            public boolean tryRound(int key) {
+                if (!claimed.add(key)) return false;
+                try {
+                    written.add(key);
+                    target.upload(leaf + "-" + key, BODY);
+                    target.upload(leaf + "-" + key, BODY);
+                } finally {
+                    claimed.remove(key);
+                }
+                return true;
+            }
+
+            @Override
             public void close() {
                 if (closed) return;
                 closed = true;
                 try {
                     target.delete(leaf);
+                    for (int key : written) target.delete(leaf + "-" + key);
                 } finally {
-                    target.close();
+                    unshare();
                 }
             }
         };
+    }
+
+    /** The client of the open sessions, built for the first one; the bench opens them all for one URI. */
+    private synchronized Target share(LockUri uri) {
+        if (shared == null) shared = target(uri);
+        openSessions++;
+        return shared;
+    }
+
+    /** Closes the shared client when the last session closes. */
+    private synchronized void unshare() {
+        if (--openSessions > 0) return;
+        Target last = shared;
+        shared = null;
+        last.close();
     }
 
     /** Text like a record's, {@link #RECORD_BYTES} long. */

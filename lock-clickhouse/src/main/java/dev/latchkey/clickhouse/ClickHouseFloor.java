@@ -16,6 +16,9 @@ import java.util.Map;
  * acquire+release, divided by this, says how many round trips (plus the settle window) a lock
  * costs on this server.
  *
+ * <p>Under contention every thread's round is that one round trip on its own client, whatever the
+ * key: nothing is locked, so nothing is ever busy.
+ *
  * <p>Found only when {@code lock-bench} is on the class path (an optional dependency), through
  * {@code META-INF/services/dev.latchkey.bench.Baseline}; the lock provider never loads it. It
  * touches no table and prints no credentials.
@@ -38,6 +41,11 @@ public final class ClickHouseFloor implements Baseline {
     }
 
     @Override
+    public boolean hasSpread() {
+        return true;
+    }
+
+    @Override
     public Session open(LockUri uri) {
         ClickHouseSettings settings = ClickHouseSettings.from(uri);
         Client client = settings.newClient();
@@ -54,6 +62,12 @@ public final class ClickHouseFloor implements Baseline {
             @Override
             public void release() {
                 // the floor is one round trip: nothing to give back
+            }
+
+            @Override
+            public boolean tryRound(int key) {
+                acquire();
+                return true;
             }
 
             @Override
