@@ -116,7 +116,7 @@ public final class PgFloors {
      * {@code pg_try_advisory_lock} + {@code pg_advisory_unlock} on one pinned connection: two round
      * trips, as {@code mode=advisory} without its holder row. The handoff waits in a blocking
      * {@code pg_advisory_lock}. All sessions of one object lock the same 64-bit id, drawn at random
-     * per object so that concurrent benches do not meet.
+     * per object so that concurrent benches do not meet (under contention, the K ids from it).
      */
     public static final class AdvisoryLock extends Floor {
         /** The advisory lock id of every session of this object. */
@@ -129,6 +129,12 @@ public final class PgFloors {
 
         @Override
         public boolean hasHandoff() {
+            return true;
+        }
+
+        /** Under contention, key i of the K keys is lock id {@code id + i}. */
+        @Override
+        public boolean hasSpread() {
             return true;
         }
 
@@ -154,6 +160,20 @@ public final class PgFloors {
                 @Override
                 public void release() throws SQLException {
                     if (!bool(unlock)) throw new IllegalStateException("floor advisory lock " + id + " unexpectedly lost");
+                }
+
+                @Override
+                public boolean tryRound(int key) throws SQLException {
+                    tryLock.setLong(1, id + key);
+                    unlock.setLong(1, id + key);
+                    try {
+                        if (!bool(tryLock)) return false;
+                        if (!bool(unlock)) throw new IllegalStateException("floor advisory lock " + (id + key) + " unexpectedly lost");
+                        return true;
+                    } finally {
+                        tryLock.setLong(1, id);
+                        unlock.setLong(1, id);
+                    }
                 }
             };
         }
