@@ -38,8 +38,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * renewed by one statement. At most one statement is in flight per manager; a renewal that finds one
  * in flight waits for it (it may carry its lease) and then sends the next for everyone still waiting.
  * A lease that a statement renewed early learns its outcome at once, on a renewer, through its own
- * {@link TableLease#renew()}, so its local validity, events and next heartbeat are as if it had sent
- * the statement itself. A failure is not pushed to a lease that was not waiting: it keeps the failure
+ * {@link TableLease#renew()} (or through its own heartbeat, if that is due by then), so its local
+ * validity, events and next heartbeat are as if it had sent the statement itself. A failure is not pushed to a lease that was not waiting: it keeps the failure
  * for its own next renewal, unless a later statement carries it first.
  */
 final class LeaseRenewals {
@@ -155,11 +155,15 @@ final class LeaseRenewals {
         }
     }
 
-    /** Hands a landed or lost outcome to a lease that was not waiting for it (nothing, if it took it meanwhile). */
+    /**
+     * Hands a landed or lost outcome to a lease that was not waiting for it: nothing if it took it
+     * meanwhile, or if its own heartbeat is due (it may be queued already and takes it then; were it
+     * told too, that heartbeat would find nothing to take and send a statement of its own).
+     */
     private void tell(TableLease lease) {
         lock.lock();
         try {
-            if (lease.outcome == null) return;
+            if (lease.outcome == null || lease.heartbeatDue(manager.context.time().nanoTime())) return;
         } finally {
             lock.unlock();
         }

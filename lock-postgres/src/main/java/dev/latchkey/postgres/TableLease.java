@@ -22,6 +22,8 @@ final class TableLease extends ManagedLease {
     private final LeaseTableLockManager manager;
     /** This lease's heartbeat interval (0: none, the application renews): when a batch may carry it early. */
     final long heartbeatNanos;
+    /** When the write this lease's validity counts from was sent (what renewInStore last returned): its heartbeat is due a heartbeat later. */
+    private volatile long reportedSentNanos;
     /** When the last write known to have landed (the acquisition, a renewal) was sent. */
     private volatile long landedSentNanos;
     /** When the last renewal whose outcome is unknown was sent (0: none since the last landed one). */
@@ -36,12 +38,18 @@ final class TableLease extends ManagedLease {
         this.manager = manager;
         this.heartbeatNanos = options.heartbeatEnabled() ? options.heartbeat().toNanos() : 0;
         this.landedSentNanos = sentNanos;
+        this.reportedSentNanos = sentNanos;
         start();
         manager.renewals.add(this);
     }
 
     long landedSentNanos() {
         return landedSentNanos;
+    }
+
+    /** Whether this lease's own heartbeat is due by now (it then takes a batch's outcome itself). */
+    boolean heartbeatDue(long nowNanos) {
+        return heartbeatNanos > 0 && nowNanos - (reportedSentNanos + heartbeatNanos) >= 0;
     }
 
     /** What a statement that carried this lease did to its row (called by {@link LeaseRenewals} when it answers). */
@@ -56,7 +64,9 @@ final class TableLease extends ManagedLease {
 
     @Override
     protected long renewInStore(Duration ttl, long sentNanos) {
-        return manager.renewals.renew(this); // ttl: the batch renews each lease by its own, the one passed here
+        long landed = manager.renewals.renew(this); // ttl: the batch renews each lease by its own, the one passed here
+        reportedSentNanos = landed;
+        return landed;
     }
 
     @Override
