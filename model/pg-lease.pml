@@ -1,5 +1,5 @@
 /*
- * PostgreSQL mode=lease (lock-postgres: LeaseTableLockManager, TableLease; leases managed by
+ * PostgreSQL mode=lease (lock-postgres: LeaseTableLockManager, TableLease, LeaseRenewals; leases managed by
  * dev.latchkey.spi.ManagedLease), one key, for spin 6.5. It is not the lease engine: there is no
  * ConditionalStore, each operation is one SQL statement whose WHERE decides by the server's clock.
  * docs/model-checking.md says what this proves, for which bounds, and what it abstracts.
@@ -13,8 +13,17 @@
  * the durability of its commits. The statements, each applied atomically when it runs:
  *   acquire  INSERT ... ON CONFLICT (key) DO UPDATE ... token = l.token + 1 WHERE l.lease_id IS
  *            NULL OR l.expires_at <= clock_timestamp() RETURNING token      (durable commit)
- *   renew    UPDATE ... SET expires_at = clock_timestamp() + ttl WHERE key AND lease_id = mine
- *                                                                            (durable commit)
+ *   renew    UPDATE ... SET expires_at = clock_timestamp() + w.ttl FROM unnest(keys, lease_ids,
+ *            ttls) w WHERE key = w.key AND lease_id = w.lease_id RETURNING lease_id  (durable commit)
+ *            LeaseRenewals: one statement carries every due lease of a manager. For this key's
+ *            lease that is either its own renewal (the lease waits for it: C_REN) or a statement
+ *            another lease's heartbeat sent that carries it early (bat): the lease does not wait,
+ *            so that statement may run at any point up to LIFE ticks after its send (it may be
+ *            overtaken by the lease's release, its deadline, a takeover, a break: a statement on
+ *            another connection), and its answer reaches the lease later, through its renew(), if
+ *            it is still held by then. A failure of a carried statement only marks the outcome
+ *            unknown (recordInStore); the failure the lease keeps for its next renewal makes that
+ *            renewal fail without a statement, which is a renewal not made (always allowed here).
  *   release  UPDATE ... SET lease_id = NULL, expires_at = clock_timestamp() WHERE lease_id = mine
  *            (synchronous_commit off: a server crash before the next durable commit undoes it)
  *   break    forceRelease: UPDATE ... SET lease_id = NULL WHERE lease_id IS NOT NULL AND
@@ -51,6 +60,8 @@
  *                          that renewal's extension in the row (before 9001e02)      -> blocking
  *   BUG_INVALID_ON_ARRIVAL ManagedLease.start() hands out a lease already past its deadline
  *                          (before 26a3adc)                                           -> arrival
+ *   BUG_BATCH_FROM_ANSWER  a lease a batch carried early counts its validity from the answer
+ *                          (LeaseRenewals.tell), not from the statement's send          -> mutex
  * Model sensitivity (not code bugs): BUG_ASYNC_RENEW (renewals committed like releases, without
  * waiting for the disk) must fail mutex after a server crash, BUG_ASYNC_ACQUIRE (acquisitions so)
  * fencing; DRIFT=4 must fail mutex.
@@ -75,6 +86,9 @@
 #endif
 #ifndef FORCES
 #define FORCES  0
+#endif
+#ifndef CARRIED
+#define CARRIED 1                /* clients whose lease a batch may carry early (the clients are alike) */
 #endif
 #ifndef SRVCRASHES
 #define SRVCRASHES 0
@@ -114,6 +128,13 @@ byte ucd[N];                     /* ticks until the TTL of that renewal (unknown
 byte wwin[N];                    /* the withdrawal's window (untilNanos) */
 bool wdue[N];
 bool ghost[N];                   /* a late acquisition on its way */
+bool bat[N];                     /* a batch statement that carries the lease early is in flight */
+bool bran[N];                    /* ... and it ran */
+byte bid[N];                     /* the lease id it carries */
+byte bcd[N];                     /* the validity it gives: VAL - ticks since its send */
+byte bage[N];                    /* ticks since its send (it runs within LIFE) */
+bool bgot[N];                    /* it returned the lease's row */
+bool blost[N];                   /* its reply is lost (a server crash) */
 byte gage[N];
 byte gone[N];                    /* the blocking monitor's bound (0: not let go) */
 byte gage2[N];
@@ -125,11 +146,13 @@ byte srv_left = SRVCRASHES;
 byte k, cnt;
 
 #define VALID(c) (held[c] && vu[c] > 0)
-#define ID(c)    ((c) * 3 + gen[c])
+#define ID(c)    ((c) * 4 + gen[c])
 #define LIVE(c)  (rlid == ID(c) && rexp > 0)
 /* live, or a server crash may bring it back (an unflushed release of it) */
 #define MAYLIVE(c) (LIVE(c) || (dirty && dlid == ID(c) && dexp > 0))
 #define FAULT    (faults_left > 0)
+/* a carried statement not yet run LIFE ticks after its send: it runs (or never does) before time goes on */
+#define OVERDUE(c) (bat[c] && !bran[c] && bage[c] >= LIFE)
 #ifdef BUG_INVALID_ON_ARRIVAL
 #define ARRIVES(c) 1
 #else
@@ -164,17 +187,19 @@ inline srv_acquire(c) {
     :: else -> got[c] = 0; commit(1)                             /* ON CONFLICT locks the row: a commit all the same */
     fi
 }
-inline srv_renew(c) {
+/* the renewal statement's effect on the row of lease id `id`; ok: it returned the row */
+inline renew_row(id, ok) {
     if
-    :: rlid == ID(c) -> rexp = TTL; got[c] = 1;
+    :: rlid == id -> rexp = TTL; ok = 1;
 #ifdef BUG_ASYNC_RENEW
         commit(0)
 #else
         commit(1)
 #endif
-    :: else -> got[c] = 0
+    :: else -> ok = 0
     fi
 }
+inline srv_renew(c) { renew_row(ID(c), got[c]) }
 inline srv_release(c) {
     if
     :: rlid == ID(c) -> rlid = NOBODY; rexp = 0; got[c] = 1; commit(0)   /* synchronous_commit off */
@@ -190,7 +215,7 @@ inline FREE(c) {
 inline new_id(c) {
     gen[c] = 0;
     do
-    :: ID(c) == rlid || ID(c) == dlid -> gen[c]++
+    :: ID(c) == rlid || ID(c) == dlid || bat[c] && ID(c) == bid[c] -> gen[c]++
     :: else -> break
     od
 }
@@ -219,7 +244,7 @@ proctype Client(byte i) {
 end_client:
     do
     /* attempt: one statement with a fresh lease id */
-    :: atomic { pc[i] == C_FREE && maxtok < MAXTOK && !MAYLIVE(i) && !ghost[i] ->   /* our last lease id is dead */
+    :: atomic { pc[i] == C_FREE && maxtok < MAXTOK && !MAYLIVE(i) && !ghost[i] && !bat[i] ->   /* our last lease id is dead */
         new_id(i); gone[i] = 0; gage2[i] = 0; cd[i] = VAL;
         if
         :: srv_acquire(i); pc[i] = C_ACQ
@@ -248,7 +273,7 @@ end_client:
         fi }
 
     /* TableLease.renewInStore; validity from its send only if it answered one row */
-    :: atomic { pc[i] == C_HOLD && VALID(i) ->
+    :: atomic { pc[i] == C_HOLD && VALID(i) && !bat[i] ->     /* LeaseRenewals.renew waits for one in flight */
         cd[i] = VAL;
         if
         :: srv_renew(i); pc[i] = C_REN
@@ -267,6 +292,37 @@ end_client:
         :: !rlost[i] && !got[i] -> printf("c%d: renewal: 0 rows, lost\n", i); FREE(i)   /* taken over or broken */
         fi;
         cd[i] = 0; got[i] = 0; rlost[i] = 0 }
+    /* LeaseRenewals.collect: another lease's heartbeat sends a statement that carries this one early */
+    :: atomic { i < CARRIED && pc[i] == C_HOLD && VALID(i) && !bat[i] ->
+        bid[i] = ID(i); bcd[i] = VAL; bage[i] = 0; bran[i] = 0; bgot[i] = 0; blost[i] = 0;
+        if
+        :: renew_row(bid[i], bgot[i]); bran[i] = 1; bat[i] = 1  /* runs now, answers later */
+        :: bat[i] = 1                                            /* runs later, within LIFE, as it answers */
+        :: FAULT -> fault(); renew_row(bid[i], bgot[i]); printf("c%d: a batch carrying it ran (%d), reply lost\n", i, bgot[i]);
+           unk[i] = 1; ucd[i] = VAL; bgot[i] = 0                 /* recordInStore: outcome unknown */
+        :: FAULT -> fault(); printf("c%d: a batch carrying it fails before it runs\n", i); unk[i] = 1; ucd[i] = VAL
+        fi }
+    /* its answer: recordInStore, then tell() -> renew() if the lease is still this one and held */
+    :: atomic { bat[i] ->
+        if :: !bran[i] -> renew_row(bid[i], bgot[i]); bran[i] = 1 :: else fi;
+        printf("c%d: the batch carrying lease %d answers (%d)\n", i, bid[i], bgot[i]);
+        if
+        :: pc[i] == C_HOLD && ID(i) == bid[i] && blost[i] -> unk[i] = 1; ucd[i] = bcd[i]
+        :: pc[i] == C_HOLD && ID(i) == bid[i] && !blost[i] && bgot[i] && held[i] ->
+#ifdef BUG_BATCH_FROM_ANSWER
+           vu[i] = VAL;
+#else
+           if :: bcd[i] > vu[i] -> vu[i] = bcd[i] :: else fi;
+#endif
+           unk[i] = 0; ucd[i] = 0;
+           printf("c%d: renewed by a batch, valid for %d ticks\n", i, vu[i]); check_mutex()
+        :: pc[i] == C_HOLD && ID(i) == bid[i] && !blost[i] && bgot[i] && !held[i] -> unk[i] = 0; ucd[i] = 0
+        :: pc[i] == C_HOLD && ID(i) == bid[i] && !blost[i] && !bgot[i] && held[i] ->
+           printf("c%d: a batch did not return its row: lost\n", i); FREE(i)
+        :: else                                                  /* released or lost meanwhile: renew() refuses */
+        fi;
+        bat[i] = 0; bran[i] = 0; bgot[i] = 0; blost[i] = 0; bcd[i] = 0; bage[i] = 0 }
+
     /* the deadline fired (ManagedLease: reason EXPIRED): TableLease.onLost */
     :: atomic { pc[i] == C_HOLD && !held[i] ->
         if
@@ -317,11 +373,13 @@ end_client:
 active proctype Server() {
 end_server:
     do
-    :: atomic { !wdue[0] && !wdue[1] && !wdue[2] ->
+    :: atomic { !wdue[0] && !wdue[1] && !wdue[2] && !OVERDUE(0) && !OVERDUE(1) && !OVERDUE(2) ->
         for (k : 0 .. N - 1) {
             if :: vu[k] > 0 -> vu[k]-- :: else fi;
             if :: cd[k] > 0 -> cd[k]-- :: else fi;
             if :: ucd[k] > 0 -> ucd[k]-- :: else fi;
+            if :: bcd[k] > 0 -> bcd[k]-- :: else fi;
+            if :: bat[k] && !bran[k] -> bage[k]++ :: else fi;
             if :: wwin[k] > 0 -> wwin[k]-- :: else fi;
             if :: held[k] && vu[k] == 0 -> held[k] = 0 :: else fi;
             if :: ghost[k] -> gage[k]++; if :: gage[k] > LIFE -> ghost[k] = 0; gage[k] = 0 :: else fi :: else fi;
@@ -346,13 +404,14 @@ end_server:
         fi;
         k = 0 }
     :: atomic { forces_left > 0 && rlid != NOBODY && rexp > 0 ->
-        forces_left--; printf("operator breaks the lease of c%d\n", rlid / 3);
-        k = rlid / 3; brk[k] = 1; k = 0; rlid = NOBODY; rexp = 0; durable() }
+        forces_left--; printf("operator breaks the lease of c%d\n", rlid / 4);
+        k = rlid / 4; brk[k] = 1; k = 0; rlid = NOBODY; rexp = 0; durable() }
     :: atomic { srv_left > 0 ->
         srv_left--; printf("the server crashes: unflushed commits undone, replies lost\n");
         rlid = dlid; rexp = dexp; rtok = dtok; dirty = 0;
         for (k : 0 .. N - 1) {
             if :: pc[k] == C_ACQ || pc[k] == C_REN -> rlost[k] = 1 :: else fi;
+            if :: bat[k] -> blost[k] = 1; bran[k] = 1 :: else fi;    /* it ran, or never will: unknown */
             ghost[k] = 0; gage[k] = 0;
             if :: gone[k] > 0 && LIVE(k) -> relax(k) :: else fi  /* a release or withdrawal undone: held until it expires */
         }

@@ -120,14 +120,14 @@ fi
 check azure-BUG_REMEMBERED_UNCHECKED "azure-lease.pml" fail exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0 -DBUG_REMEMBERED_UNCHECKED
 check azure-drift-beyond-margin "azure-lease.pml" fail exhaustive "${AZ[@]}" -DDRIFT=4
 
-# PostgreSQL mode=lease (lock-postgres LeaseTableLockManager + TableLease), 3 clients, tokens 1-2
+# PostgreSQL mode=lease (lock-postgres LeaseTableLockManager + TableLease + LeaseRenewals), 3 clients, tokens 1-2
 PGL=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=0)
 check pg-lease-faults "pg-lease.pml" pass exhaustive "${PGL[@]}"
 if [ $quick = 0 ]; then
   check pg-lease-crash-force "pg-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=1 -DSRVCRASHES=0
-  check pg-lease-server-crash "pg-lease.pml" pass exhaustive -DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=1
+  check pg-lease-server-crash "pg-lease.pml" pass exhaustive -DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=1 -DCARRIED=0
 fi
-for bug in BUG_NO_WITHDRAW BUG_NO_RENEW_WITHDRAW BUG_INVALID_ON_ARRIVAL; do
+for bug in BUG_NO_WITHDRAW BUG_NO_RENEW_WITHDRAW BUG_INVALID_ON_ARRIVAL BUG_BATCH_FROM_ANSWER; do
   check "pg-lease-$bug" "pg-lease.pml" fail exhaustive "${PGL[@]}" "-D$bug"
 done
 check pg-lease-drift-beyond-margin "pg-lease.pml" fail exhaustive "${PGL[@]}" -DDRIFT=4

@@ -29,6 +29,8 @@ import java.util.concurrent.TimeUnit;
  * row lock of {@code INSERT … ON CONFLICT DO UPDATE} makes concurrent takeovers of one key
  * serialise, so exactly one wins. Renew and release are conditional on the lease id, so a lease
  * that was taken over or broken gets {@link LeaseLostException} and never touches the new holder.
+ * The renewals of all the leases a manager holds share one statement per heartbeat tick
+ * ({@link LeaseRenewals}), with the same conditions and the same outcome per lease.
  * The token is a per-key counter in the row, bumped by each acquisition in the same commit and
  * kept on release. No connection is held between calls: this works behind transaction-pooling
  * proxies, and held leases cost no connections. Waiters are woken by {@code NOTIFY} on release
@@ -45,7 +47,8 @@ import java.util.concurrent.TimeUnit;
  * {@link PgPool}, so a phantom usually does not land at all.)
  *
  * <p><b>Model.</b> {@code model/pg-lease.pml} is a spin model of this protocol and of
- * {@link TableLease} (the four statements by the server's clock, durable and asynchronous commits,
+ * {@link TableLease} and {@link LeaseRenewals} (the statements by the server's clock, one renewal
+ * statement carrying several leases, durable and asynchronous commits,
  * server crashes, lost and late replies, withdrawals), checked by {@code scripts/model-check.sh};
  * {@code docs/model-checking.md} says what it proves for which bounds. A change to the protocol
  * here belongs in the model too.
@@ -58,9 +61,10 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
     private static final Duration FIRST_WITHDRAW_RETRY = Duration.ofMillis(100);
 
     private final ReleaseListener listener;
+    /** Renews every due lease of this manager in one statement per heartbeat tick. */
+    final LeaseRenewals renewals;
     private final String acquireSql;
     private final String holderSql;
-    private final String renewSql;
     private final String releaseSql;
     private final String breakSql;
     private final String breakLeaseSql;
@@ -83,7 +87,7 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
         holderSql = "SELECT token, owner, lease_id, acquired_at, expires_at, metadata,"
                 + " extract(epoch FROM expires_at - clock_timestamp()) * 1000"
                 + " FROM " + t + " WHERE key = ? AND lease_id IS NOT NULL";
-        renewSql = "UPDATE " + t + " SET expires_at = clock_timestamp() + " + MS + " WHERE key = ? AND lease_id = ?";
+        renewals = new LeaseRenewals(this, t);
         String notify = " SELECT pg_notify('" + settings.channel() + "', key)";
         // A release need not wait for the disk: a crash that loses it leaves the row held until its
         // expiry (as for a holder that crashed), and the next acquisition's durable commit flushes it
@@ -211,18 +215,6 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
         runtime.later(Duration.ofNanos(retryNanos), () -> withdraw(key, leaseId, untilNanos, retryNanos * 4));
     }
 
-    void renew(TableLease lease, Duration ttl) {
-        int rows = pool.call("renewing the lease on '" + lease.key() + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement(renewSql)) {
-                ps.setLong(1, ttl.toMillis());
-                ps.setString(2, lease.key());
-                ps.setString(3, lease.leaseId());
-                return ps.executeUpdate();
-            }
-        });
-        if (rows == 0) throw lost(lease, "renew");
-    }
-
     void release(TableLease lease) {
         if (!releaseRow(lease.key(), lease.leaseId())) throw lost(lease, "release");
     }
@@ -240,7 +232,7 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
         });
     }
 
-    /** Why the row no longer carries the lease's id: broken (no holder), taken over, or gone. */
+    /** Why the row no longer carries the lease's id, read from the row now. */
     private LeaseLostException lost(TableLease lease, String what) {
         String now = pool.call("reading the lock row of '" + lease.key() + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(currentLeaseSql)) {
@@ -250,6 +242,14 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
                 }
             }
         });
+        return lost(lease, what, now);
+    }
+
+    /**
+     * Why the row no longer carries the lease's id, given the id it carries {@code now}: none
+     * ({@code null}: the row is gone), {@code ""} (broken), another (taken over).
+     */
+    static LeaseLostException lost(TableLease lease, String what, String now) {
         Reason reason = now == null ? Reason.GONE : now.isEmpty() ? Reason.BROKEN : Reason.TAKEN_OVER;
         String why = now == null ? "the lock row is gone" : now.isEmpty() ? "it was force-released" : "another lease holds it now";
         return new LeaseLostException(reason, "cannot " + what + " lease on '" + lease.key() + "' (token "
