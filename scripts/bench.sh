@@ -44,13 +44,14 @@ server() {
 
 # The hold phase per backend: N leases held for one TTL. N and the TTL are what the store here takes
 # (docs/benchmarks.md, "Holding many leases", says why each): mem and file at 10,000; PostgreSQL's
-# advisory mode pins a connection per lease (scripts/postgres.sh allows 200); the network stores
+# advisory mode pins a connection per lease (scripts/postgres.sh allows 200); its lease mode renews a
+# manager's leases in one statement per tick, so 10,000 too; the other network stores
 # renew one request per lease on 2 renewer threads, so N x 3/TTL renewals/s stays under what one
 # manager's renewers can send to the store here. Azure's blob leases last 15 s at least.
 hold_mem="--hold 10000 --hold-ttl 3s"
 hold_file="--hold 10000 --hold-ttl 3s"
 hold_pg_advisory="--hold 150 --hold-ttl 15s"
-hold_pg_lease="--hold 2000 --hold-ttl 15s"
+hold_pg_lease="--hold 10000 --hold-ttl 15s"
 hold_clickhouse="--hold 200 --hold-ttl 15s"
 hold_store="--hold 300 --hold-ttl 15s"
 
