@@ -42,7 +42,7 @@ import java.util.regex.Pattern;
  * backend), made as safe as ClickHouse allows.
  *
  * <p><b>Protocol.</b> Every acquisition attempt inserts a candidate row with a fresh UUID
- * {@code lock_id}. After the settle window the candidate reads <em>all</em> candidates of the key,
+ * {@code lock_id}, in one statement that writes it only if the key has no live candidate. After the settle window the candidate reads <em>all</em> candidates of the key,
  * each collapsed only over its own versions ({@code argMax(…, revision)} per {@code lock_id}), and
  * wins if its row is the first live one in <em>commit order</em>: the block number ClickHouse gave
  * the candidate's insert ({@code _block_number}, kept through merges by
