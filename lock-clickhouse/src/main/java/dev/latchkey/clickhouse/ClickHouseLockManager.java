@@ -42,7 +42,7 @@ import java.util.regex.Pattern;
  * backend), made as safe as ClickHouse allows.
  *
  * <p><b>Protocol.</b> Every acquisition attempt inserts a candidate row with a fresh UUID
- * {@code lock_id}. After the settle window the candidate reads <em>all</em> candidates of the key,
+ * {@code lock_id}, in one statement that writes it only if the key has no live candidate. After the settle window the candidate reads <em>all</em> candidates of the key,
  * each collapsed only over its own versions ({@code argMax(…, revision)} per {@code lock_id}), and
  * wins if its row is the first live one in <em>commit order</em>: the block number ClickHouse gave
  * the candidate's insert ({@code _block_number}, kept through merges by
@@ -97,6 +97,9 @@ final class ClickHouseLockManager implements LockManager {
                     decodeMetadata(metadata));
         }
     }
+
+    /** What a round returns when a live candidate kept it from inserting (the holder was not read). */
+    private static final Object BUSY = new Object();
 
     private final ClickHouseSettings settings;
     private final TimeSource time;
@@ -187,11 +190,25 @@ final class ClickHouseLockManager implements LockManager {
             long remaining = deadline - time.nanoTime();
             if (remaining <= 0) {
                 runtime.events().busy(key, called);
-                throw new LockTimeoutException(key, maxWait, result instanceof Candidate holder ? holder.info() : null);
+                throw new LockTimeoutException(key, maxWait, holderForMessage(key, result));
             }
-            // Polling is cheap (one SELECT); jitter keeps racing waiters from inserting in lockstep.
+            // Polling is cheap (one INSERT … SELECT that writes nothing while the key is held);
+            // jitter keeps racing waiters from inserting in lockstep.
             long pause = TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(20, 80));
             sleep(Math.min(pause, remaining));
+        }
+    }
+
+    /**
+     * The holder to name in a timeout: the candidate that out-ranked the last round, else the key's
+     * live winner read now (a busy round inserts nothing and reads nothing); none if that read fails.
+     */
+    private LockInfo holderForMessage(String key, Object lastRound) {
+        if (lastRound instanceof Candidate holder) return holder.info();
+        try {
+            return inspect(key).orElse(null);
+        } catch (LockBackendException e) {
+            return null; // the timeout is the caller's answer; the store's trouble shows in its next call
         }
     }
 
@@ -208,21 +225,11 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     /**
-     * One round of the protocol: returns the won {@link Lease}, or the {@link Candidate} that holds
-     * (or out-ranked us), or {@code null} when the key looked free but this round was lost.
+     * One round of the protocol: returns the won {@link Lease}, the {@link Candidate} that out-ranked
+     * us, {@link #BUSY} when a live candidate kept us from inserting, or {@code null} when this
+     * round's candidate lost without a live winner left to name.
      */
     private Object attempt(String key, LeaseOptions options) {
-        List<Candidate> rows = candidates(key);
-        long staleMicros = staleSeconds * 1_000_000;
-        if (rows.stream().anyMatch(r -> r.lockedMicros() < r.nowMicros() - staleMicros)) {
-            // Remains of a crashed holder that the TTL merge has not reaped yet: remove them now,
-            // synchronously (the seed's active clean-up), then look again.
-            deleteStale(key);
-            rows = candidates(key);
-        }
-        Optional<Candidate> holder = winner(rows);
-        if (holder.isPresent()) return holder.get();
-
         String lockId = UUID.randomUUID().toString();
         String metadata = encodeMetadata(options.metadata());
         // what a tombstone needs when the candidate could not be read back
@@ -230,12 +237,23 @@ final class ClickHouseLockManager implements LockManager {
         long sent = time.nanoTime();
         Lease lease = null;
         boolean failed = true;
+        boolean written = true; // until the server says it wrote nothing, the candidate may have landed
         try {
-            insertCandidate(key, lockId, options, metadata);
+            if (!insertCandidateIfFree(key, lockId, options, metadata)) {
+                written = false;
+                return BUSY;
+            }
             sleep(settings.settle().toNanos());
-            rows = candidates(key);
+            List<Candidate> rows = candidates(key);
             for (Candidate r : rows) {
                 if (r.lockId().equals(lockId)) mine = r;
+            }
+            long staleMicros = staleSeconds * 1_000_000;
+            if (rows.stream().anyMatch(r -> r.lockedMicros() < r.nowMicros() - staleMicros)) {
+                // Remains of a crashed holder that the TTL merge has not reaped yet: remove them now,
+                // synchronously (the seed's active clean-up). Such rows are past every lease's TTL, so
+                // they never were live: the verdict below, on the rows read before, stays the same.
+                deleteStale(key);
             }
             Candidate me = mine;
             // Win only as the earliest live candidate whose token is above the token of every row
@@ -250,7 +268,7 @@ final class ClickHouseLockManager implements LockManager {
             failed = false;
             return winner(rows).filter(w -> !w.lockId().equals(lockId)).orElse(null);
         } finally {
-            if (lease == null) withdraw(mine, sent + options.ttl().toNanos(), failed);
+            if (lease == null && written) withdraw(mine, sent + options.ttl().toNanos(), failed);
         }
     }
 
@@ -285,14 +303,22 @@ final class ClickHouseLockManager implements LockManager {
         return toCandidates(sql.query("read lock rows", collapsed("state_id = {key:String}"), Map.of("key", key)));
     }
 
-    private void insertCandidate(String key, String lockId, LeaseOptions options, String metadata) {
-        // The token is fixed at insert: above every token ever recorded for the key, and never below
-        // the server's clock in microseconds, so it keeps rising even after the TTL removed all rows.
-        sql.execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
-                + "now64(6), now64(6), {ttl:Int64}, 0, "
-                + "greatest(toInt64(ifNull((SELECT max(token) FROM " + table + " WHERE state_id = {key:String}), 0)) + 1, "
-                + "toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String}",
+    /**
+     * Inserts this round's candidate only if the key has no live candidate, in one statement: the
+     * check and the insert that the protocol used to send as a read and an insert, with the same
+     * race (a contender may insert in between, which the verify read after the settle window
+     * decides, as before). Returns false when nothing was written (the key is held).
+     */
+    private boolean insertCandidateIfFree(String key, String lockId, LeaseOptions options, String metadata) {
+        // The token is fixed at insert: above every token ever recorded for the key (every version of
+        // a candidate carries its token, so the newest versions' max is the rows' max), and never
+        // below the server's clock in microseconds, so it keeps rising after the TTL removed all rows.
+        long written = sql.execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
+                + "now64(6), now64(6), {ttl:Int64}, 0, greatest(k.top + 1, toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String} "
+                + "FROM (SELECT max(tok) AS top, countIf(live) AS holders FROM (" + collapsed("state_id = {key:String}") + ")) AS k "
+                + "WHERE k.holders = 0",
                 Map.of("key", key, "id", lockId, "ttl", options.ttl().toMillis(), "own", options.owner(), "meta", metadata));
+        return written > 0;
     }
 
     /**

@@ -95,6 +95,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
                 .setMaxRetries(0)
                 .retryOnFailures(ClientFaultCause.None) // also when the client is given several endpoints
                 .serverSetting("async_insert", "0") // a buffered insert would be visible late: keep inserts synchronous
+                .compressServerResponse(false) // replies of a few hundred bytes: LZ4 framing only costs CPU
                 .build();
     }
 

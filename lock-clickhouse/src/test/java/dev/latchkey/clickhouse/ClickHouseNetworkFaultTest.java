@@ -154,7 +154,7 @@ class ClickHouseNetworkFaultTest {
         // Each chunk 200 ms late: the insert's reply waits that long in the proxy after the insert
         // reached the server, and a stall holds what the proxy already has, so the switch wins.
         proxy.latency(Duration.ofMillis(200));
-        Thread staller = stallRepliesOnceTheSecondRequestIsSent(proxy);
+        Thread staller = stallRepliesOnceTheNextRequestIsSent(proxy);
         assertThatThrownBy(() -> holder.tryAcquire(key, LONG_LEASE)).as("acquire whose insert reply never came")
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("insert candidate failed");
@@ -315,19 +315,16 @@ class ClickHouseNetworkFaultTest {
     }
 
     /**
-     * Stalls the server's replies once the second request since now has reached the server: in an
-     * acquire round, the insert that follows the first read. Its reply is held if the stall comes
-     * before the proxy forwards it (the caller adds latency for that).
+     * Stalls the server's replies once the next request has reached the server: in an acquire
+     * round, the conditional candidate insert, its first statement. Its reply is held if the stall
+     * comes before the proxy forwards it (the caller adds latency for that).
      */
-    private static Thread stallRepliesOnceTheSecondRequestIsSent(FaultProxy proxy) {
-        long replyBytes = proxy.forwardedBytes(SERVER_TO_CLIENT);
+    private static Thread stallRepliesOnceTheNextRequestIsSent(FaultProxy proxy) {
+        long requestBytes = proxy.forwardedBytes(CLIENT_TO_SERVER);
         Thread t = new Thread(() -> {
-            // the first reply starts after the first request has arrived whole
-            while (proxy.forwardedBytes(SERVER_TO_CLIENT) == replyBytes) LockSupport.parkNanos(20_000);
-            long firstRequest = proxy.forwardedBytes(CLIENT_TO_SERVER);
-            while (proxy.forwardedBytes(CLIENT_TO_SERVER) == firstRequest) LockSupport.parkNanos(20_000);
+            while (proxy.forwardedBytes(CLIENT_TO_SERVER) == requestBytes) LockSupport.parkNanos(20_000);
             proxy.stall(SERVER_TO_CLIENT);
-        }, "stall-replies-after-second-request");
+        }, "stall-replies-after-next-request");
         t.setDaemon(true);
         t.start();
         return t;
