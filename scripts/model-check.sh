@@ -82,59 +82,76 @@ trail() {
 }
 
 # the lease engine (lock-api LeaseEngine + ManagedLease), 3 clients; bounds in docs/model-checking.md
+# Runs check in the background, as many at once as there are cores; its lines go to a log of its own,
+# printed in the order of the calls once all have ended, so the output reads as if they ran in a row.
+max_jobs=$(nproc 2>/dev/null || echo 1)
+runs=()
+run_check() {
+  local name=$1
+  runs+=("$name")
+  while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do wait -n || true; done
+  ( failures=0; check "$@" 2>"$work/$name.log" || failures=1; [ "$failures" = 0 ] || : >"$work/$name.failed" ) &
+}
+
 FAULTS1=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0)
-check engine-faults "lease-engine.pml" pass exhaustive "${FAULTS1[@]}"
+run_check engine-faults "lease-engine.pml" pass exhaustive "${FAULTS1[@]}"
 if [ $quick = 0 ]; then
-  check engine-crash-force "lease-engine.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=1
+  run_check engine-crash-force "lease-engine.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=1
 fi
 for bug in BUG_RENEW_BY_LEASE_ID BUG_NO_READBACK BUG_INVALID_ON_ARRIVAL BUG_RELEASE_RENEWS; do
-  check "engine-$bug" "lease-engine.pml" fail exhaustive "${FAULTS1[@]}" "-D$bug"
+  run_check "engine-$bug" "lease-engine.pml" fail exhaustive "${FAULTS1[@]}" "-D$bug"
 done
-check engine-drift-beyond-margin "lease-engine.pml" fail exhaustive "${FAULTS1[@]}" -DDRIFT=4
+run_check engine-drift-beyond-margin "lease-engine.pml" fail exhaustive "${FAULTS1[@]}" -DDRIFT=4
 
 # PostgreSQL mode=advisory (lock-postgres AdvisoryLockManager + AdvisoryLease), 3 clients, 1 restart
 CUT=(-DFAULTS=0 -DCUTS=1 -DTERMS=0 -DGRANTS=2)
-check pg-advisory-cut "pg-advisory.pml" pass exhaustive "${CUT[@]}"
+run_check pg-advisory-cut "pg-advisory.pml" pass exhaustive "${CUT[@]}"
 if [ $quick = 0 ]; then
-  check pg-advisory-faults "pg-advisory.pml" pass exhaustive -DFAULTS=1 -DCUTS=0 -DTERMS=0 -DGRANTS=2
-  check pg-advisory-terminate "pg-advisory.pml" pass exhaustive -DFAULTS=0 -DCUTS=0 -DTERMS=1 -DGRANTS=2
+  run_check pg-advisory-faults "pg-advisory.pml" pass exhaustive -DFAULTS=1 -DCUTS=0 -DTERMS=0 -DGRANTS=2
+  run_check pg-advisory-terminate "pg-advisory.pml" pass exhaustive -DFAULTS=0 -DCUTS=0 -DTERMS=1 -DGRANTS=2
 fi
 for bug in BUG_NO_RESTART_GUARD BUG_IDLE_TTL_MINUS BUG_VALID_FROM_REPLY BUG_NO_WATCH; do
-  check "pg-advisory-$bug" "pg-advisory.pml" fail exhaustive "${CUT[@]}" "-D$bug"
+  run_check "pg-advisory-$bug" "pg-advisory.pml" fail exhaustive "${CUT[@]}" "-D$bug"
 done
 
 # Azure mode=lease (lock-azure AzureLeaseManager + AzureLease), 3 clients, tokens 1-2
 AZ=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0)
-check azure-faults "azure-lease.pml" pass exhaustive "${AZ[@]}"
+run_check azure-faults "azure-lease.pml" pass exhaustive "${AZ[@]}"
 if [ $quick = 0 ]; then
-  check azure-crash "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=0
-  check azure-force "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=0 -DFORCES=1
+  run_check azure-crash "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=0
+  run_check azure-force "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=0 -DFORCES=1
 fi
 for bug in BUG_NO_WITHDRAW BUG_RELEASE_409_LOST BUG_CORRUPT_TOKEN_ZERO BUG_INVALID_ON_ARRIVAL; do
-  check "azure-$bug" "azure-lease.pml" fail exhaustive "${AZ[@]}" "-D$bug"
+  run_check "azure-$bug" "azure-lease.pml" fail exhaustive "${AZ[@]}" "-D$bug"
 done
 # a remembered token trusted without its ETag takes a third holder to repeat: tokens 1-3, no fault
 if [ $quick = 0 ]; then
-  check azure-remembered "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0
+  run_check azure-remembered "azure-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0
 fi
-check azure-BUG_REMEMBERED_UNCHECKED "azure-lease.pml" fail exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0 -DBUG_REMEMBERED_UNCHECKED
-check azure-drift-beyond-margin "azure-lease.pml" fail exhaustive "${AZ[@]}" -DDRIFT=4
+run_check azure-BUG_REMEMBERED_UNCHECKED "azure-lease.pml" fail exhaustive -DFAULTS=0 -DMAXTOK=3 -DCRASHES=0 -DFORCES=0 -DBUG_REMEMBERED_UNCHECKED
+run_check azure-drift-beyond-margin "azure-lease.pml" fail exhaustive "${AZ[@]}" -DDRIFT=4
 
 # PostgreSQL mode=lease (lock-postgres LeaseTableLockManager + TableLease + LeaseRenewals), 3 clients, tokens 1-2
 PGL=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=0)
-check pg-lease-faults "pg-lease.pml" pass exhaustive "${PGL[@]}"
+run_check pg-lease-faults "pg-lease.pml" pass exhaustive "${PGL[@]}"
 if [ $quick = 0 ]; then
-  check pg-lease-crash-force "pg-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=1 -DSRVCRASHES=0
-  check pg-lease-server-crash "pg-lease.pml" pass exhaustive -DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=1 -DCARRIED=0
+  run_check pg-lease-crash-force "pg-lease.pml" pass exhaustive -DFAULTS=0 -DMAXTOK=2 -DCRASHES=1 -DFORCES=1 -DSRVCRASHES=0
+  run_check pg-lease-server-crash "pg-lease.pml" pass exhaustive -DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=1 -DCARRIED=0
 fi
 for bug in BUG_NO_WITHDRAW BUG_NO_RENEW_WITHDRAW BUG_INVALID_ON_ARRIVAL BUG_BATCH_FROM_ANSWER; do
-  check "pg-lease-$bug" "pg-lease.pml" fail exhaustive "${PGL[@]}" "-D$bug"
+  run_check "pg-lease-$bug" "pg-lease.pml" fail exhaustive "${PGL[@]}" "-D$bug"
 done
-check pg-lease-drift-beyond-margin "pg-lease.pml" fail exhaustive "${PGL[@]}" -DDRIFT=4
+run_check pg-lease-drift-beyond-margin "pg-lease.pml" fail exhaustive "${PGL[@]}" -DDRIFT=4
 # design checks: renewals and acquisitions must commit durably (releases may not)
 SRV=(-DFAULTS=0 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0 -DSRVCRASHES=1)
-check pg-lease-BUG_ASYNC_RENEW "pg-lease.pml" fail exhaustive "${SRV[@]}" -DBUG_ASYNC_RENEW
-check pg-lease-BUG_ASYNC_ACQUIRE "pg-lease.pml" fail exhaustive "${SRV[@]}" -DBUG_ASYNC_ACQUIRE
+run_check pg-lease-BUG_ASYNC_RENEW "pg-lease.pml" fail exhaustive "${SRV[@]}" -DBUG_ASYNC_RENEW
+run_check pg-lease-BUG_ASYNC_ACQUIRE "pg-lease.pml" fail exhaustive "${SRV[@]}" -DBUG_ASYNC_ACQUIRE
+
+wait
+for name in "${runs[@]}"; do
+  cat "$work/$name.log" >&2
+  [ ! -e "$work/$name.failed" ] || failures=$((failures + 1))
+done
 
 if [ $failures -ne 0 ]; then
   echo "model-check: $failures run(s) failed" >&2
