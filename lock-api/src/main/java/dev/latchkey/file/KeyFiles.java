@@ -13,7 +13,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -42,10 +45,13 @@ import java.util.concurrent.locks.ReentrantLock;
 final class KeyFiles {
     /** The compare-and-swap lock's byte in {@code NAME.lck}: above any token (tokens stay far below 2^62). */
     static final long CAS_BYTE = Long.MAX_VALUE - 1;
-    /** While more keys than this are open in the JVM, a key's files are closed as soon as it holds no mark. */
+    /** Keys kept open in the JVM while they hold no mark; past this, the least recently used idle key is closed. */
     private static final int MAX_IDLE_OPEN = 256;
     private static final long MAX_CAS_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final ConcurrentHashMap<Path, KeyFiles> OPEN = new ConcurrentHashMap<>();
+    /** The open keys that held no mark when last unlocked, least recently used first; guarded by {@link #IDLE_LOCK}. */
+    private static final LinkedHashMap<KeyFiles, Boolean> IDLE = new LinkedHashMap<>(16, 0.75f, true);
+    private static final ReentrantLock IDLE_LOCK = new ReentrantLock();
 
     final ReentrantLock lock = new ReentrantLock();
     private final Path lckPath;
@@ -73,13 +79,40 @@ final class KeyFiles {
         }
     }
 
-    /** Unlocks, and closes this key's files if it holds no mark and too many keys are open. */
+    /**
+     * Unlocks; past {@value #MAX_IDLE_OPEN} idle keys, closes the least recently used ones. Never this
+     * key, the one in use: closing it would make a process that once touched many keys reopen and
+     * map a busy key's files on every call. An idle key another thread is using at that moment is left
+     * for a later pass ({@code tryLock}: this never waits for another key while holding its own).
+     */
     void unlock() {
         try {
-            if (marks.isEmpty() && OPEN.size() > MAX_IDLE_OPEN) close();
+            IDLE_LOCK.lock();
+            try {
+                if (marks.isEmpty()) IDLE.put(this, Boolean.TRUE); // also moves it to most recently used
+                else IDLE.remove(this);
+                Iterator<KeyFiles> oldest = IDLE.keySet().iterator();
+                while (IDLE.size() > MAX_IDLE_OPEN && oldest.hasNext()) {
+                    KeyFiles k = oldest.next();
+                    if (k == this || !k.lock.tryLock()) continue;
+                    try {
+                        oldest.remove();
+                        if (!k.closed && k.marks.isEmpty()) k.close(); // one with a mark now returns at its unlock
+                    } finally {
+                        k.lock.unlock();
+                    }
+                }
+            } finally {
+                IDLE_LOCK.unlock();
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The {@code NAME.lck} paths of the keys whose files are open in this JVM now (for tests). */
+    static Set<Path> openNow() {
+        return Set.copyOf(OPEN.keySet());
     }
 
     /** {@code NAME.lck}, opened (and created) on first use. */
