@@ -48,13 +48,7 @@ final class ContentionChecks {
             LeaseOptions o = LeaseOptions.ttl(Duration.ofSeconds(30)).withOwner(contract.owner("worker-" + i));
             for (int r = 0; r < rounds; r++) {
                 Lease lease = contract.track(m.acquire(k, contract.contentionMaxWait(), o));
-                checker.enter(lease.fencingToken());
-                try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
-                    checker.work();
-                } finally {
-                    checker.exit();
-                }
+                TckFixture.criticalSection(checker, lease, invalidInside, "worker " + i + " round " + r);
                 lease.release();
             }
             return null;

@@ -303,13 +303,7 @@ public abstract class StoreFaultContract {
             LockManager m = ms.get(i % managers);
             for (int r = 0; r < rounds; r++) {
                 Lease lease = acquireThroughFaults(m, k, o);
-                checker.enter(lease.fencingToken());
-                try {
-                    if (!lease.isValid()) invalidInside.add("worker " + i + " round " + r + ": " + TckFixture.describe(lease));
-                    checker.work();
-                } finally {
-                    checker.exit();
-                }
+                TckFixture.criticalSection(checker, lease, invalidInside, "worker " + i + " round " + r);
                 try {
                     lease.release();
                 } catch (LockBackendException | LeaseLostException e) {

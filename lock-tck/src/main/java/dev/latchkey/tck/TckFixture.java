@@ -177,6 +177,20 @@ final class TckFixture {
     }
 
     /**
+     * One critical section of a contention worker under {@code lease}: entered and left through the
+     * referee, and the lease noted in {@code invalidInside} (as {@code who}) if it was not valid inside.
+     */
+    static void criticalSection(CriticalSectionChecker checker, Lease lease, List<String> invalidInside, String who) {
+        checker.enter(lease.fencingToken());
+        try {
+            if (!lease.isValid()) invalidInside.add(who + ": " + describe(lease));
+            checker.work();
+        } finally {
+            checker.exit();
+        }
+    }
+
+    /**
      * A lease for a failure message, whatever its class's {@code toString}: key, lease id, owner,
      * fencing token, validity and expiry — what a lease carries, no credential.
      */
