@@ -20,12 +20,7 @@ import java.util.List;
  * wall clock an hour ahead or behind, on the holder or the contender, takes nothing before the TTL has
  * passed by the store's judgement and never takes a heartbeating lease.
  */
-final class ClockChecks {
-    private final LockManagerContract contract;
-
-    ClockChecks(LockManagerContract contract) {
-        this.contract = contract;
-    }
+record ClockChecks(LockManagerContract contract) {
 
     void managerUsesTheContextItWasGiven() throws Exception {
         ContextClock clock = new ContextClock(Duration.ofDays(1));

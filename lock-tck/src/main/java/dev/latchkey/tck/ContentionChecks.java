@@ -26,12 +26,7 @@ import org.junit.jupiter.api.Assumptions;
  * killed holder process loses its lock (at its TTL, or long before it where the backend declares
  * {@link dev.latchkey.Capability#HOLDER_DEATH_DETECTION}).
  */
-final class ContentionChecks {
-    private final LockManagerContract contract;
-
-    ContentionChecks(LockManagerContract contract) {
-        this.contract = contract;
-    }
+record ContentionChecks(LockManagerContract contract) {
 
     void contentionKeepsCriticalSectionsApart() throws Exception {
         List<LockManager> ms = new ArrayList<>();

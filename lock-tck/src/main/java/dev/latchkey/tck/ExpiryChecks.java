@@ -25,12 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * out, and never on a normal release. Every bound is an ordering on the monotonic clock or tens of
  * seconds, so a loaded machine slows these tests without failing them.
  */
-final class ExpiryChecks {
-    private final LockManagerContract contract;
-
-    ExpiryChecks(LockManagerContract contract) {
-        this.contract = contract;
-    }
+record ExpiryChecks(LockManagerContract contract) {
 
     void renewKeepsLeasePastItsTtl() throws Exception {
         LockManager a = contract.newManager();

@@ -25,12 +25,7 @@ import org.junit.jupiter.api.Assumptions;
  * differently (another mode, table or prefix spelling) never both hold it — the second excludes or
  * fails with a non-retriable error naming the mismatch.
  */
-final class ForceReleaseChecks {
-    private final LockManagerContract contract;
-
-    ForceReleaseChecks(LockManagerContract contract) {
-        this.contract = contract;
-    }
+record ForceReleaseChecks(LockManagerContract contract) {
 
     void forceReleaseBreaksTheHolderWithoutDisturbingTheNext() throws Exception {
         LockManager a = contract.newManager();

@@ -25,12 +25,7 @@ import java.util.stream.Collectors;
  * literally (a {@code LIKE} pattern built from it would match too much). Per-key failures are
  * collected, so one run names every key that misbehaved.
  */
-final class KeyChecks {
-    private final LockManagerContract contract;
-
-    KeyChecks(LockManagerContract contract) {
-        this.contract = contract;
-    }
+record KeyChecks(LockManagerContract contract) {
 
     void hostileKeysLockIndependentlyAndRoundTrip() throws Exception {
         LockManager a = contract.newManager();
