@@ -103,7 +103,7 @@
 #define C_HOLD   5               /* held: renew, release, or run out */
 #define C_REN    6               /* AzureLease.renewInStore: the renewal was applied; its reply is on its way */
 #define C_REL    7               /* AzureLease.releaseInStore: renew, then release */
-#define C_RETRY  8               /* ManagedLease.retryReleaseLater */
+#define C_RETRY  8               /* LeaseRelease.retryReleaseLater */
 #define C_WD     9               /* withdrawLater: release by our lease id, until confirmed or the TTL passed */
 #define C_DEAD   10
 #define C_DONE   11              /* the model's token bound reached */

@@ -81,7 +81,7 @@
 #define FORCES  1
 #endif
 #define LIFE    1                /* a write that timed out lands within LIFE ticks after, or never */
-#define WDWIN   3                /* ticks withdrawLater keeps trying (WITHDRAW_WINDOW_NANOS): covers LIFE */
+#define WDWIN   3                /* ticks ClaimWithdrawal.withdrawLater keeps trying (WITHDRAW_WINDOW_NANOS): covers LIFE */
 #define NOBODY  255
 #define LIDS    6                /* lease ids per client: more than are ever referenced at once */
 
@@ -111,7 +111,7 @@
 /* where a client is (each step is one store operation and what the code does with its answer) */
 #define A_START  0               /* LeaseEngine.attempt: first read, or the re-take write */
 #define C_WAIT   2               /* LeaseEngine.write: the claim is in flight */
-#define C_RB     3               /* resolveFailedClaim: read back a claim that failed */
+#define C_RB     3               /* ClaimWithdrawal.resolveFailedClaim: read back a failed claim */
 #define C_RD     4               /* write(): read after "not written" */
 #define H_IDLE   5               /* holding: heartbeat or release may start */
 #define R_WAIT   6               /* EngineLease.renewInStore: a renewal in flight */
@@ -119,12 +119,12 @@
 #define L_WAIT   8               /* EngineLease.releaseInStore: the release in flight */
 #define L_RD1    9               /* releaseInStore: did a retried release of ours land? */
 #define L_RD2    10              /* releaseInStore: ours("release") */
-#define L_RETRY  11              /* ManagedLease.retryReleaseLater */
+#define L_RETRY  11              /* LeaseRelease.retryReleaseLater */
 #define STOP     12              /* the model's token bound reached: no more acquisitions */
 
 /* why a release runs */
-#define RL_USER   0              /* ManagedLease.release() */
-#define RL_LATE   1              /* ManagedLease.start(): the lease was invalid on arrival */
+#define RL_USER   0              /* ManagedLease.release(): LeaseRelease.release */
+#define RL_LATE   1              /* ManagedLease.start(): invalid on arrival, LeaseRelease.giveBack */
 #define RL_RETRY  2              /* retryReleaseLater */
 #define RL_ZOMBIE 3              /* BUG_RELEASE_RENEWS: the release failed, the lease stays HELD */
 
@@ -167,7 +167,7 @@ bool broken[N];                  /* the current lease was force-released in the 
 bool bsent[N];                   /* the renewal in flight was sent after that */
 Req  q[N];                       /* the request in flight */
 Req  g[N]; byte g_age[N];        /* a write that timed out and may still land */
-byte wd[N];                      /* withdrawLater: 0 none, 1 to look, 2 to release what it saw */
+byte wd[N];                      /* ClaimWithdrawal.withdrawLater: 0 none, 1 to look, 2 to release what it saw */
 byte wd_lease[N]; byte wd_exp[N]; byte wd_ver[N]; byte wd_tok[N]; byte wd_win[N]; bool wd_due[N];
 bool rel[N]; byte rel_ver[N]; byte rel_tok[N];   /* LeaseEngine.released: the record we released, its version */
 byte dl[N]; byte dk[N];          /* the lease client i last let go of, and why (DK_*; 0: none) */
@@ -330,7 +330,7 @@ inline handout(i, ver) {
     fi
 }
 
-/* LeaseEngine.withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS) */
+/* ClaimWithdrawal.withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS) */
 inline withdraw_later(i) {
 #ifndef BUG_NO_READBACK
     wd[i] = 1; wd_lease[i] = ME(i); wd_exp[i] = q[i].exp; wd_win[i] = WDWIN; wd_due[i] = 1
@@ -352,7 +352,7 @@ inline claim_answered(i, res) {
     fi
 }
 
-/* ---- EngineLease.renewInStore, called by ManagedLease.renew() (heartbeat) ---- */
+/* ---- EngineLease.renewInStore, called by ManagedLease.renew() (LeaseTimer's heartbeat) ---- */
 
 /* a fresh revision: one no write of this lease still stored or in flight carries (++lastRevision) */
 inline renew_send(i) {
@@ -415,7 +415,7 @@ inline renew_read(i) {
 #endif
 }
 
-/* ---- EngineLease.releaseInStore (up to three writes), for ManagedLease.release/start/retryReleaseLater ---- */
+/* ---- EngineLease.releaseInStore (up to three writes), for LeaseRelease.release/giveBack/retryReleaseLater ---- */
 
 inline release_send(i) {
     q[i].exp = lver[i]; q[i].held = 0; q[i].lease = ME(i); q[i].rev = 0; q[i].tok = tok[i];
@@ -484,7 +484,7 @@ end_client:
     :: STEP { !crashed[i] && pc[i] == A_START && !wd[i] && !rel[i] -> acd[i] = VAL; retake[i] = 0;
               printf("c%d: reads: %e token %d age %d\n", i, (!s_ex -> no_record : (s_held -> HELD_ : RELEASED_)), s_tok, s_age);
               decide(i) }
-    :: STEP { !crashed[i] && pc[i] == C_RB ->                    /* resolveFailedClaim: the read */
+    :: STEP { !crashed[i] && pc[i] == C_RB ->                    /* ClaimWithdrawal.resolveFailedClaim: the read */
               if
               :: MINE(ME(i)) -> handout(i, R_CUR)
               :: else ->
@@ -502,7 +502,7 @@ end_client:
                   fi
               fi }
 
-    /* ---- holding: ManagedLease's heartbeat (renew() at any time), release(), the deadline ---- */
+    /* ---- holding: the heartbeat (LeaseTimer; renew() at any time), release(), the deadline ---- */
     :: d_step { !crashed[i] && pc[i] == H_IDLE && st[i] != HELD -> drop_lease(i); pc[i] = A_START }  /* LOST: listeners ran */
     :: STEP { !crashed[i] && pc[i] == H_IDLE && st[i] == HELD && vu[i] > 0 -> att[i] = 0; cf[i] = 0; renew_send(i) }
     :: STEP { !crashed[i] && pc[i] == H_IDLE && st[i] == HELD && rlk[i] != RL_ZOMBIE ->
@@ -527,7 +527,7 @@ end_client:
     :: STEP { !crashed[i] && pc[i] == L_RETRY -> att[i] = 0; release_send(i) }
     :: d_step { !crashed[i] && pc[i] == L_RETRY && vu[i] == 0 -> drop_lease(i); pc[i] = A_START }  /* past expiry: give up */
 
-    /* ---- background: a late write lands; LeaseEngine.withdrawLater's task ---- */
+    /* ---- background: a late write lands; ClaimWithdrawal.withdrawLater's task ---- */
     :: d_step { g[i].st && COND(g[i]) -> land(g[i], i); CLR(g[i]); g_age[i] = 0 }
     :: d_step { !crashed[i] && wd[i] == 1 ->
                 if
@@ -595,7 +595,7 @@ inline local_tick(c) {
     DEC(vu[c], 1); DEC(acd[c], 1); DEC(q[c].cd, 1); DEC(g[c].cd, 1); DEC(wd_win[c], 1);
     if :: cf[c] > 1 -> DEC(cf[c], 1); if :: cf[c] == 0 -> cf[c] = 1 :: else fi :: else fi;
     if :: s_ex && s_lease / LIDS == c -> DEC(s_cd, 1) :: else fi;
-    if :: st[c] == HELD && vu[c] == 0 -> st[c] = LOST :: else fi;          /* the lease's timer: lose() */
+    if :: st[c] == HELD && vu[c] == 0 -> st[c] = LOST :: else fi;          /* LeaseTimer.tick: lose() */
     if
     :: wd[c] && wd_win[c] == 0 -> wd[c] = 0; wd_lease[c] = 0; wd_exp[c] = R_NONE; wd_ver[c] = R_NONE; wd_tok[c] = 0; wd_due[c] = 0
     :: wd[c] && wd_win[c] > 0 -> wd_due[c] = 1

@@ -99,7 +99,7 @@
 #define C_ACQ    1               /* the acquisition ran; its reply is on its way */
 #define C_HOLD   2
 #define C_REN    3               /* the renewal ran; its reply is on its way */
-#define C_RETRY  4               /* ManagedLease.retryReleaseLater */
+#define C_RETRY  4               /* LeaseRelease.retryReleaseLater */
 #define C_WD     5               /* withdrawLater: release conditional on our lease id, until its window ends */
 #define C_DEAD   6
 #define C_DONE   7

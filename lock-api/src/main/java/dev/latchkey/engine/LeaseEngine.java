@@ -2,8 +2,6 @@ package dev.latchkey.engine;
 
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
-import dev.latchkey.LeaseLostException;
-import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
@@ -19,7 +17,6 @@ import dev.latchkey.spi.LockNames;
 import dev.latchkey.spi.ManagedLease;
 import dev.latchkey.spi.StoredRecord;
 import dev.latchkey.spi.TimeSource;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,11 +26,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A complete {@link LockManager} over any {@link ConditionalStore}: the one lease engine that
@@ -82,25 +77,32 @@ import java.util.concurrent.TimeUnit;
  * ago, e.g. its release) is sent once more after the interval, so {@code tryAcquire} of a free key
  * just released elsewhere takes the key rather than answering "held".
  *
- * <p><b>Model.</b> {@code model/lease-engine.pml} is a spin model of this engine and
+ * <p><b>Parts.</b> This class acquires, inspects, lists and breaks locks; in this package,
+ * {@code EngineLease} is its lease (renewal and release in the store), {@code ClaimWithdrawal}
+ * settles claims whose outcome is unknown, and {@code RecordStore} decodes records and spaces
+ * writes.
+ *
+ * <p><b>Model.</b> {@code model/lease-engine.pml} is a spin model of this engine, its lease and
  * {@link ManagedLease} (three clients, lost, refused, failed and late writes, crashes, force release,
  * clock drift up to the margin), checked by {@code scripts/model-check.sh}; its comments name the
  * methods each step stands for, and {@code docs/model-checking.md} says what it proves for which
  * bounds and what it leaves out. A change to the protocol here belongs in the model too.
  */
 public final class LeaseEngine implements LockManager {
-    private static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());
+    /** The log of the engine and its parts ({@link ClaimWithdrawal}). */
+    static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());
+    /** How many names the engine's per-name memories hold at most ({@link #rememberRelease}, {@link RecordStore}). */
+    static final int MAX_REMEMBERED = 4096;
     private static final long MIN_BACKOFF_NANOS = 1_000_000L;
     private static final Duration DEFAULT_MAX_POLL = Duration.ofMillis(100);
-    /** How long after a failed claim a write of it could still land (server-side request timeouts). */
-    private static final long WITHDRAW_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(30);
-    private static final long FIRST_WITHDRAW_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    private static final int MAX_REMEMBERED = 4096;
 
     private final ConditionalStore store;
-    private final HolderLiveness liveness;
+    // package-private: read by this engine's leases (EngineLease)
+    final HolderLiveness liveness;
+    final LeaseRuntime runtime;
+    final RecordStore records;
     private final TimeSource time;
-    private final LeaseRuntime runtime;
+    private final ClaimWithdrawal withdrawal;
     private final Set<Capability> capabilities;
     private final long maxPollNanos;
     private final long minWriteNanos;
@@ -108,8 +110,6 @@ public final class LeaseEngine implements LockManager {
     private final ConcurrentHashMap<String, Observation> observations = new ConcurrentHashMap<>();
     /** What this manager last released, by name; bounded so a manager touching many keys stays small. */
     private final ConcurrentHashMap<String, Released> released = new ConcurrentHashMap<>();
-    /** Earliest time of this manager's next write to a name, for stores with a minimum write interval. */
-    private final ConcurrentHashMap<String, Long> nextWriteSlot = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     private record Observation(String version, long firstSeenNanos) {}
@@ -142,7 +142,9 @@ public final class LeaseEngine implements LockManager {
         if (liveness != null) caps.add(Capability.HOLDER_DEATH_DETECTION);
         this.capabilities = Collections.unmodifiableSet(caps);
         this.maxPollNanos = maxPoll.toNanos();
-        this.minWriteNanos = store.minWriteInterval().toNanos();
+        this.records = new RecordStore(store, time);
+        this.minWriteNanos = records.minWriteNanos();
+        this.withdrawal = new ClaimWithdrawal(store, records, runtime);
     }
 
     /** The store under this engine (the TCK races its compare-and-swap directly). */
@@ -217,7 +219,7 @@ public final class LeaseEngine implements LockManager {
             return write(key, name, options, null, null, sent, false);
         }
         StoredRecord stored = current.get();
-        LeaseRecord rec = decode(stored, name, key);
+        LeaseRecord rec = records.decode(stored, name, key);
         if (rec.held() && !isStale(name, stored, rec)) {
             return new Attempt(null, rec, stored.version(), null);
         }
@@ -241,10 +243,10 @@ public final class LeaseEngine implements LockManager {
         }
         Optional<String> written;
         try {
-            pace(name);
+            records.pace(name);
             written = version == null ? store.create(name, mine.encode()) : store.replace(name, version, mine.encode());
         } catch (RuntimeException e) {
-            Optional<String> landed = resolveFailedClaim(name, key, version, mine, sent, e);
+            Optional<String> landed = withdrawal.resolveFailedClaim(name, key, version, mine, sent, e);
             if (landed.isEmpty()) {
                 if (liveness != null) liveness.detach(name, token);
                 throw e;
@@ -258,20 +260,20 @@ public final class LeaseEngine implements LockManager {
                 now2 = store.read(name);
             } catch (RuntimeException e) {
                 // cannot tell whether a retry of ours landed: withdraw it if it did
-                withdrawLater(name, key, version, mine, sent, FIRST_WITHDRAW_NANOS);
+                withdrawal.withdrawLater(name, key, version, mine, sent, ClaimWithdrawal.FIRST_WITHDRAW_NANOS);
                 if (liveness != null) liveness.detach(name, token);
                 throw e;
             }
-            LeaseRecord seen = now2.map(r -> decode(r, name, key)).orElse(null);
+            LeaseRecord seen = now2.map(r -> records.decode(r, name, key)).orElse(null);
             if (mine.sameLease(seen)) {
                 written = Optional.of(now2.get().version());
             } else {
                 if (liveness != null) liveness.detach(name, token);
-                if (!again && minWriteNanos > 0 && mayStillLand(version, now2)) {
+                if (!again && minWriteNanos > 0 && ClaimWithdrawal.mayStillLand(version, now2)) {
                     // Refused, yet nobody wrote: the store's per-record write rate (another client
                     // wrote the record less than the interval ago). The refusal came after that write,
                     // so the same claim may land once the interval has passed since the refusal.
-                    sleep(minWriteNanos, name);
+                    records.sleep(minWriteNanos, name);
                     return write(key, name, options, version, previous, sent, true);
                 }
                 LeaseRecord holder = seen != null && seen.held() ? seen : null;
@@ -279,76 +281,9 @@ public final class LeaseEngine implements LockManager {
             }
         }
         observations.remove(name);
-        EngineLease lease = new EngineLease(name, mine, written.get(), options, sent);
+        EngineLease lease = new EngineLease(this, name, mine, written.get(), options, sent);
         lease.begin();
         return new Attempt(lease, null, null, null);
-    }
-
-    /**
-     * After a claim failed with an unknown outcome: the version it wrote if it landed (the caller
-     * then holds the key); else empty, and if the claim could still land it is withdrawn later.
-     */
-    private Optional<String> resolveFailedClaim(String name, String key, String expected, LeaseRecord mine,
-                                                long sent, RuntimeException failure) {
-        Optional<StoredRecord> after;
-        try {
-            after = store.read(name);
-        } catch (RuntimeException e) {
-            failure.addSuppressed(e);
-            withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS);
-            return Optional.empty();
-        }
-        if (after.isPresent() && mine.sameLease(decode(after.get(), name, key))) return Optional.of(after.get().version());
-        if (mayStillLand(expected, after)) withdrawLater(name, key, expected, mine, sent, FIRST_WITHDRAW_NANOS);
-        return Optional.empty();
-    }
-
-    /** A claim conditional on {@code expected} (null: on absence) can still land while the store shows that state. */
-    private static boolean mayStillLand(String expected, Optional<StoredRecord> current) {
-        return expected == null ? current.isEmpty() : current.map(r -> r.version().equals(expected)).orElse(false);
-    }
-
-    /**
-     * Releases {@code mine} if a claim of it turns out to have landed after all; gives up once it
-     * provably cannot land (the record moved on) or the window for late requests has passed.
-     */
-    private void withdrawLater(String name, String key, String expected, LeaseRecord mine, long sent, long delayNanos) {
-        runtime.later(Duration.ofNanos(delayNanos), () -> {
-            try {
-                Optional<StoredRecord> cur = store.read(name);
-                if (cur.isPresent() && mine.sameLease(decode(cur.get(), name, key))) {
-                    pace(name);
-                    if (store.replace(name, cur.get().version(), mine.released(true).encode()).isPresent()) return;
-                } else if (!mayStillLand(expected, cur)) {
-                    return; // the record moved on: our claim, conditional on what was there, can never land
-                }
-            } catch (RuntimeException e) {
-                LOG.log(Level.DEBUG, "withdrawing an unconfirmed claim of '" + key + "' failed; retrying", e);
-            }
-            if (time.nanoTime() - sent < WITHDRAW_WINDOW_NANOS) {
-                withdrawLater(name, key, expected, mine, sent, delayNanos * 2);
-            }
-        });
-    }
-
-    /** Waits for this manager's next write slot on {@code name} (stores with a minimum write interval). */
-    private void pace(String name) {
-        if (minWriteNanos == 0) return;
-        long now = time.nanoTime();
-        if (nextWriteSlot.size() > MAX_REMEMBERED) nextWriteSlot.clear();
-        long slot = nextWriteSlot.merge(name, now + minWriteNanos, (last, mine) -> Math.max(mine, last + minWriteNanos))
-                - minWriteNanos;
-        sleep(slot - now, name);
-    }
-
-    private void sleep(long nanos, String name) {
-        if (nanos <= 0) return;
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockException("interrupted while spacing writes to " + name + " in " + store.describe(), e);
-        }
     }
 
     /**
@@ -375,21 +310,12 @@ public final class LeaseEngine implements LockManager {
         return liveness != null && !liveness.isAlive(name, rec.token());
     }
 
-    private LeaseRecord decode(StoredRecord stored, String name, String expectedKey) {
-        LeaseRecord rec = LeaseRecord.decode(stored.data(), store.describe() + " " + name);
-        if (expectedKey != null && !expectedKey.equals(rec.key())) {
-            throw new LockBackendException("record " + name + " in " + store.describe() + " belongs to key '"
-                    + rec.key() + "', not '" + expectedKey + "'", false);
-        }
-        return rec;
-    }
-
     @Override
     public Optional<LockInfo> inspect(String key) {
         LockKeys.validate(key);
         ensureOpen();
         String name = LockNames.encode(key);
-        return store.read(name).map(r -> decode(r, name, key))
+        return store.read(name).map(r -> records.decode(r, name, key))
                 .filter(LeaseRecord::held)
                 .filter(rec -> liveness == null || liveness.isAlive(name, rec.token()))
                 .map(LeaseRecord::toInfo);
@@ -401,7 +327,7 @@ public final class LeaseEngine implements LockManager {
         ensureOpen();
         List<LockInfo> out = new ArrayList<>();
         for (String name : store.list(LockNames.listingPrefix(prefix))) {
-            store.read(name).map(r -> decode(r, name, null))
+            store.read(name).map(r -> records.decode(r, name, null))
                     .filter(rec -> rec.held() && rec.key().startsWith(prefix))
                     .filter(rec -> liveness == null || liveness.isAlive(name, rec.token()))
                     .ifPresent(rec -> out.add(rec.toInfo()));
@@ -426,10 +352,10 @@ public final class LeaseEngine implements LockManager {
         ensureOpen();
         String name = LockNames.encode(key);
         for (int i = 0; i < 20; i++) {
-            pace(name); // before the read: the version written against is as fresh as it can be
+            records.pace(name); // before the read: the version written against is as fresh as it can be
             Optional<StoredRecord> current = store.read(name);
             if (current.isEmpty()) return false;
-            LeaseRecord rec = decode(current.get(), name, key);
+            LeaseRecord rec = records.decode(current.get(), name, key);
             if (!rec.held() || (leaseId != null && !leaseId.equals(rec.leaseId()))) return false;
             if (store.replace(name, current.get().version(), rec.released(false).encode()).isPresent()) return true;
         }
@@ -455,6 +381,11 @@ public final class LeaseEngine implements LockManager {
         }
     }
 
+    /** Remembers the record a lease of this manager released, and its version, for re-acquiring the key. */
+    void rememberRelease(String name, String version, LeaseRecord free) {
+        if (released.size() < MAX_REMEMBERED) released.put(name, new Released(version, free));
+    }
+
     private void ensureOpen() {
         if (closed) throw new IllegalStateException("lock manager for " + store.describe() + " is closed");
     }
@@ -462,144 +393,5 @@ public final class LeaseEngine implements LockManager {
     private static String scheme(String description) {
         int colon = description.indexOf(':');
         return colon > 0 ? description.substring(0, colon) : "store";
-    }
-
-    /** A lease of this engine: renew and release are conditional writes on the version we wrote last. */
-    private final class EngineLease extends ManagedLease {
-        private static final int MAX_UNCONFIRMED = 64;
-
-        private final String name;
-        // guarded by ManagedLease's serialisation of renew/release
-        private LeaseRecord record;  // the write of ours the store is known to hold
-        private String version;      // its version
-        private long lastRevision;   // the highest revision sent; never reused, so each write is unique
-        /** Send times of renewals whose outcome is unknown, by revision. */
-        private final TreeMap<Long, Long> unconfirmed = new java.util.TreeMap<>();
-
-        EngineLease(String name, LeaseRecord record, String version, LeaseOptions options, long sent) {
-            super(runtime, record.key(), record.leaseId(), record.token(), options, sent);
-            this.name = name;
-            this.record = record;
-            this.version = version;
-        }
-
-        void begin() {
-            start();
-        }
-
-        @Override
-        protected long renewInStore(Duration ttl, long sent) {
-            long attemptSent = sent;
-            Long confirmed = null; // send time of an earlier renewal found to have landed
-            for (int attempt = 0; attempt < 2; attempt++) {
-                long revision = ++lastRevision;
-                LeaseRecord next = record.renewedAt(time.now(), revision);
-                unconfirmed.put(revision, attemptSent);
-                if (unconfirmed.size() > MAX_UNCONFIRMED) unconfirmed.pollFirstEntry();
-                Optional<String> v;
-                try {
-                    pace(name);
-                    v = store.replace(name, version, next.encode());
-                } catch (RuntimeException e) {
-                    if (confirmed != null) return confirmed; // this one's fate is unknown; the earlier one is sure
-                    throw e;
-                }
-                if (v.isPresent()) {
-                    adopt(next, v.get());
-                    return attemptSent;
-                }
-                Long landed = landedWrite(ours("renew"));
-                if (landed == null) {
-                    if (confirmed != null) return confirmed;
-                    throw new LockBackendException("the store did not apply the renewal of the lease on '" + key()
-                            + "' (a conflicting request in flight, or throttling) in " + store.describe()
-                            + "; nothing was extended and the renewal is retried", true);
-                }
-                if (landed == attemptSent) return attemptSent; // an SDK retry of this very write landed
-                // An earlier renewal whose reply was lost is what the store holds: validity counts
-                // from when that one was sent. Write again right away, so it counts from now.
-                confirmed = landed;
-                attemptSent = time.nanoTime();
-            }
-            return confirmed;
-        }
-
-        /**
-         * Takes {@code cur} (this lease's record) as the write the store holds; returns the send time
-         * of that write if it is one of the renewals whose outcome was unknown, or null if the store
-         * still holds the write already confirmed (nothing new landed).
-         */
-        private Long landedWrite(StoredRecord cur) {
-            LeaseRecord seen = decode(cur, name, record.key());
-            boolean sameWrite = seen.revision() == record.revision();
-            Long sent = unconfirmed.get(seen.revision());
-            adopt(seen, cur.version());
-            return sameWrite ? null : sent;
-        }
-
-        private void adopt(LeaseRecord current, String currentVersion) {
-            record = current;
-            version = currentVersion;
-            unconfirmed.headMap(current.revision(), true).clear();
-        }
-
-        @Override
-        protected void releaseInStore() {
-            for (int i = 0; i < 3; i++) {
-                LeaseRecord free = record.released(true);
-                pace(name);
-                Optional<String> v = store.replace(name, version, free.encode());
-                if (v.isPresent()) {
-                    if (released.size() < MAX_REMEMBERED) released.put(name, new Released(v.get(), free));
-                    return;
-                }
-                Optional<StoredRecord> cur = store.read(name);
-                if (cur.isPresent()) {
-                    LeaseRecord seen = decode(cur.get(), name, record.key());
-                    if (!seen.held() && seen.leaseId().equals(leaseId())) return; // our retried release landed
-                }
-                StoredRecord ours = ours("release");
-                adopt(decode(ours, name, record.key()), ours.version());
-            }
-            throw new LockBackendException("could not release lock '" + key() + "' in " + store.describe()
-                    + ": the store did not apply the release three times", true);
-        }
-
-        /** The current record if it is still this lease's, else throws {@link LeaseLostException}. */
-        private StoredRecord ours(String what) {
-            Optional<StoredRecord> cur = store.read(name);
-            LeaseRecord seen = cur.map(r -> decode(r, name, record.key())).orElse(null);
-            if (record.sameLease(seen)) return cur.get();
-            Reason reason;
-            String now;
-            if (seen == null) {
-                reason = Reason.GONE;
-                now = "the record is gone";
-            } else if (seen.held()) {
-                reason = Reason.TAKEN_OVER;
-                now = "now held by " + seen.owner() + " (token " + seen.token() + ")";
-            } else if (seen.leaseId().isEmpty()) {
-                reason = Reason.BROKEN;
-                now = "it was force-released";
-            } else {
-                reason = Reason.TAKEN_OVER;
-                now = "it was released" + (seen.leaseId().equals(leaseId()) ? "" : " by a later holder");
-            }
-            throw new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token "
-                    + fencingToken() + "): " + now);
-        }
-
-        @Override
-        protected void onLost(LeaseLostException cause) {
-            if (liveness == null) return;
-            // Keep the process mark until the TTL has really passed, so no one reads this
-            // holder as dead before the store would let them in.
-            runtime.later(safetyMargin(), () -> liveness.detach(name, fencingToken()));
-        }
-
-        @Override
-        protected void afterRelease() {
-            if (liveness != null) liveness.detach(name, fencingToken());
-        }
     }
 }

@@ -11,8 +11,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -49,52 +47,53 @@ import java.util.function.Consumer;
  * renewal failed since the last one that landed or a heartbeat's was still waiting for the store,
  * else {@link Reason#EXPIRED}.
  *
+ * <p><b>Parts.</b> This class keeps the lease's state and validity, its renewal and its loss;
+ * {@code LeaseTimer} runs its heartbeat and enforces its deadline, {@code LeaseRelease} ends it by
+ * release (and gives back a lease invalid on arrival), both in this package.
+ *
  * <p><b>Model.</b> Validity, renewal, release, its background retry and the refusal of a lease
  * invalid on arrival are part of the spin model {@code model/lease-engine.pml} (with the lease
  * engine's store operations), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md}
  * says what it proves and for which bounds. A change to these rules belongs in the model too.
  */
 public abstract class ManagedLease implements Lease {
-    private static final System.Logger LOG = System.getLogger(ManagedLease.class.getName());
-    private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final long FIRST_RELEASE_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The log of the lease and its parts, {@link LeaseTimer} and {@link LeaseRelease}. */
+    static final System.Logger LOG = System.getLogger(ManagedLease.class.getName());
 
     /** RELEASING: the caller released, the store did not confirm it; not valid, not renewed. */
-    private enum State { HELD, RELEASING, RELEASED, LOST }
+    enum State { HELD, RELEASING, RELEASED, LOST }
 
-    private final LeaseRuntime runtime;
-    private final String key;
+    // package-private: read by the lease's parts, LeaseTimer and LeaseRelease
+    final LeaseRuntime runtime;
+    final String key;
     private final String leaseId;
     private final String owner;
     private final long fencingToken;
     private final Instant acquiredAt;
-    private final LeaseOptions options;
-    private final TimeSource time;
-    private final LockEvents events;
-    private final long marginNanos;
+    final LeaseOptions options;
+    final TimeSource time;
+    final LockEvents events;
+    final long marginNanos;
     private final long requestSentNanos;
     /** When the lease was granted, for the hold time of events. */
-    private final long grantedNanos;
+    final long grantedNanos;
 
     /**
      * Serialises store operations (renew, release) of this lease; held during I/O, so a lock rather
      * than a monitor: a virtual thread waiting for the store under it does not pin its carrier.
      */
-    private final ReentrantLock io = new ReentrantLock();
-    /** Guards the fields below; never held during I/O. */
-    private final ReentrantLock stateLock = new ReentrantLock();
-    private State state = State.HELD;
-    private LeaseLostException lostCause;
+    final ReentrantLock io = new ReentrantLock();
+    /** Guards the fields below and those of the lease's parts; never held during I/O. */
+    final ReentrantLock stateLock = new ReentrantLock();
+    State state = State.HELD;
+    LeaseLostException lostCause;
     private final List<Consumer<? super LeaseLostException>> listeners = new ArrayList<>();
-    private volatile long validUntilNanos;
+    volatile long validUntilNanos;
     private volatile Instant expiresAt;
-    private long nextHeartbeatNanos;
-    private boolean renewing;
     /** A renewal failed (store error, no answer) since the last one that landed. */
     private boolean renewalFailing;
-    /** A background retry of a failed release is scheduled (at most one chain of them). */
-    private boolean releaseRetrying;
-    private ScheduledFuture<?> tick;
+    final LeaseTimer timer;
+    private final LeaseRelease releaser;
 
     /**
      * @param requestSentNanos {@link TimeSource#nanoTime()} just before the winning acquire request was sent
@@ -115,7 +114,8 @@ public abstract class ManagedLease implements Lease {
         this.marginNanos = safetyMargin(options.ttl()).toNanos();
         this.validUntilNanos = requestSentNanos + options.ttl().toNanos() - marginNanos;
         this.expiresAt = acquiredAt.plus(options.ttl());
-        this.nextHeartbeatNanos = requestSentNanos + options.heartbeat().toNanos();
+        this.timer = new LeaseTimer(this, requestSentNanos + options.heartbeat().toNanos());
+        this.releaser = new LeaseRelease(this);
     }
 
     /**
@@ -128,18 +128,7 @@ public abstract class ManagedLease implements Lease {
     protected final void start() {
         long late = time.nanoTime() - validUntilNanos;
         if (late >= 0) {
-            try {
-                releaseInStore();
-            } catch (RuntimeException e) {
-                LOG.log(Level.DEBUG, "releasing the late lease on '" + key + "' failed; it ends at its TTL", e);
-            }
-            stateLock.lock();
-            try {
-                state = State.RELEASED;
-            } finally {
-                stateLock.unlock();
-            }
-            afterRelease();
+            releaser.giveBack();
             throw new LockBackendException("the store took longer than the lease's validity window ("
                     + TimeUnit.NANOSECONDS.toMillis(options.ttl().toNanos() - marginNanos) + " ms of a "
                     + options.ttl().toMillis() + " ms TTL) to grant the lock on '" + key
@@ -149,7 +138,7 @@ public abstract class ManagedLease implements Lease {
         events.acquired(key, events.since(requestSentNanos));
         stateLock.lock();
         try {
-            reschedule();
+            timer.reschedule();
         } finally {
             stateLock.unlock();
         }
@@ -274,9 +263,7 @@ public abstract class ManagedLease implements Lease {
                 }
                 renewalFailing = false;
                 validFor = validUntilNanos - time.nanoTime();
-                // an earlier write confirmed late leaves little time: the next heartbeat comes soon
-                nextHeartbeatNanos = landed + options.heartbeat().toNanos();
-                reschedule();
+                timer.renewed(landed);
             } finally {
                 stateLock.unlock();
             }
@@ -288,107 +275,12 @@ public abstract class ManagedLease implements Lease {
 
     @Override
     public final void release() {
-        stateLock.lock();
-        try {
-            if (state == State.RELEASED) return;
-            if (state == State.LOST) throw lostCause;
-            if (state == State.HELD) {
-                // From here on the lease is ours no more, whatever the store answers: invalid at once
-                // and no new renewals, even while a renewal in flight keeps the store busy.
-                state = State.RELEASING;
-                if (tick != null) tick.cancel(false);
-            }
-        } finally {
-            stateLock.unlock();
-        }
-        io.lock();
-        try {
-            stateLock.lock();
-            try {
-                if (state == State.RELEASED) return;
-                if (state == State.LOST) throw lostCause; // the renewal in flight found it lost
-            } finally {
-                stateLock.unlock();
-            }
-            try {
-                releaseInStore();
-            } catch (LeaseLostException e) {
-                lose(e);
-                afterRelease();
-                throw e;
-            } catch (RuntimeException e) {
-                boolean schedule;
-                stateLock.lock();
-                try {
-                    schedule = !releaseRetrying;
-                    releaseRetrying = true;
-                } finally {
-                    stateLock.unlock();
-                }
-                if (schedule) {
-                    events.released(key, events.since(grantedNanos), false);
-                    retryReleaseLater(FIRST_RELEASE_RETRY_NANOS);
-                }
-                throw new LockBackendException("could not release the lease on '" + key + "': " + e.getMessage()
-                        + " — it is no longer renewed, so the lock frees by its TTL at the latest; the release is"
-                        + " retried in the background until then",
-                        !(e instanceof LockBackendException b) || b.isRetriable(), e);
-            }
-            boolean reported;
-            stateLock.lock();
-            try {
-                state = State.RELEASED;
-                reported = releaseRetrying; // an unconfirmed release was reported already
-            } finally {
-                stateLock.unlock();
-            }
-            if (!reported) events.released(key, events.since(grantedNanos), true);
-            afterRelease();
-        } finally {
-            io.unlock();
-        }
+        releaser.release();
     }
 
     @Override
     public final void close() {
         release();
-    }
-
-    /** After a failed release: try again, backing off, until the store's expiry of this lease has passed. */
-    private void retryReleaseLater(long delayNanos) {
-        runtime.later(Duration.ofNanos(delayNanos), () -> {
-            io.lock();
-            try {
-                stateLock.lock();
-                try {
-                    if (state != State.RELEASING) return; // the caller's own retry got there first
-                } finally {
-                    stateLock.unlock();
-                }
-                boolean done = true;
-                try {
-                    releaseInStore();
-                } catch (LeaseLostException e) {
-                    // someone broke or took the key meanwhile: nothing of ours is left to release
-                } catch (RuntimeException e) {
-                    done = time.nanoTime() + delayNanos * 4 - (validUntilNanos + marginNanos) > 0;
-                    if (!done) {
-                        retryReleaseLater(delayNanos * 4);
-                        return;
-                    }
-                    LOG.log(Level.DEBUG, "gave up releasing the lease on '" + key + "'; it ends at its TTL", e);
-                }
-                stateLock.lock();
-                try {
-                    state = State.RELEASED;
-                } finally {
-                    stateLock.unlock();
-                }
-                afterRelease();
-            } finally {
-                io.unlock();
-            }
-        });
     }
 
     @Override
@@ -428,7 +320,7 @@ public abstract class ManagedLease implements Lease {
     }
 
     /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
-    private LeaseLostException lose(LeaseLostException cause) {
+    LeaseLostException lose(LeaseLostException cause) {
         List<Consumer<? super LeaseLostException>> toCall;
         stateLock.lock();
         try {
@@ -436,7 +328,7 @@ public abstract class ManagedLease implements Lease {
             if (state == State.LOST || state == State.RELEASED) return lostCause != null ? lostCause : cause;
             state = State.LOST;
             lostCause = cause;
-            if (tick != null) tick.cancel(false);
+            timer.cancel();
             toCall = List.copyOf(listeners);
             listeners.clear();
         } finally {
@@ -458,79 +350,14 @@ public abstract class ManagedLease implements Lease {
         return cause;
     }
 
-    /** Under {@code stateLock}: one pending tick, at the next heartbeat or the deadline. */
-    private void reschedule() {
-        if (state != State.HELD) return;
-        if (tick != null) tick.cancel(false);
-        long at = options.heartbeatEnabled() && !renewing ? Math.min(nextHeartbeatNanos, validUntilNanos) : validUntilNanos;
-        try {
-            tick = runtime.scheduler().schedule(this::tick, Math.max(0, at - time.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            LOG.log(Level.WARNING, "heartbeat timer rejected lease on '" + key + "'", e);
-        }
-    }
-
     /** Under {@code stateLock}: the loss of a lease whose deadline passed without a renewal landing. */
-    private LeaseLostException deadlinePassed() {
+    LeaseLostException deadlinePassed() {
         String ttl = "ttl " + options.ttl().toMillis() + "ms";
         String next = "; another holder may take it once the TTL has passed";
         // a heartbeat still waiting for the store at the deadline counts as a failed one
-        return renewalFailing || renewing
+        return renewalFailing || timer.heartbeatInFlight()
                 ? new LeaseLostException(Reason.STORE_UNREACHABLE, "lease on '" + key + "' could not be renewed in time: the"
                         + " store failed or had not answered by the lease's deadline (" + ttl + ")" + next)
                 : new LeaseLostException(Reason.EXPIRED, "lease on '" + key + "' was not renewed in time (" + ttl + ")" + next);
-    }
-
-    /** On the timer: enforce the deadline, hand a due renewal to the renewer. Never blocks. */
-    private void tick() {
-        LeaseLostException expired;
-        stateLock.lock();
-        try {
-            if (state != State.HELD) return;
-            long now = time.nanoTime();
-            if (now - validUntilNanos < 0) {
-                if (options.heartbeatEnabled() && !renewing && now - nextHeartbeatNanos >= 0) {
-                    renewing = true;
-                    try {
-                        runtime.execute(this::heartbeat);
-                    } catch (RejectedExecutionException e) {
-                        renewing = false;
-                        LOG.log(Level.WARNING, "renewer rejected lease on '" + key + "'", e);
-                    }
-                }
-                reschedule();
-                return;
-            }
-            expired = deadlinePassed();
-        } finally {
-            stateLock.unlock();
-        }
-        lose(expired);
-    }
-
-    /** On the renewer: one renewal; on a store error, retry sooner while time is left. */
-    private void heartbeat() {
-        try {
-            renew();
-        } catch (LeaseLostException | IllegalStateException e) {
-            // lost (already recorded and signalled) or released meanwhile
-        } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "heartbeat for '" + key + "' failed, retrying", e);
-            stateLock.lock();
-            try {
-                long remaining = validUntilNanos - time.nanoTime();
-                nextHeartbeatNanos = time.nanoTime() + Math.max(MIN_RETRY_NANOS, Math.min(options.heartbeat().toNanos(), remaining / 3));
-            } finally {
-                stateLock.unlock();
-            }
-        } finally {
-            stateLock.lock();
-            try {
-                renewing = false;
-                reschedule();
-            } finally {
-                stateLock.unlock();
-            }
-        }
     }
 }

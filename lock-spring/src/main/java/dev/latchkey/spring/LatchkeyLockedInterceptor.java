@@ -97,6 +97,11 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
     /**
      * Interrupts the running thread when the lease is lost, only while the run lasts: a loss reported
      * after {@link #finish()} must not interrupt whatever the thread runs next.
+     *
+     * <p>The same guard as lock-api's {@code LockedCall} (behind {@link LockManager#callLocked}), which
+     * is package-private there; {@code callLocked} itself does not fit: it waits ({@code acquire})
+     * instead of skipping, throws an unconfirmed release, and throws the lease's own loss, which
+     * cannot be told from a {@link LeaseLostException} or {@code LockTimeoutException} of the method.
      */
     private static final class RunGuard {
         private final Thread runner;
