@@ -40,11 +40,13 @@ public interface Baseline {
     }
 
     /**
-     * Whether sessions of this object can run {@link Session#tryRound} on several threads at once,
-     * over keys they share, so the throughput under contention (T threads over K keys) is measured
-     * for this baseline as for the backend and the rates can be divided.
+     * Whether, beside the backend named by {@code uri}, sessions of this object run {@link
+     * Session#tryRound} on several threads at once, over keys they share, so the throughput under
+     * contention (T threads over K keys) is measured for this baseline as for the backend and the
+     * rates can be divided. A baseline that is the floor of one mode of a backend may spread beside
+     * that mode only: each spreading baseline adds a warm-up and a measuring time to every run.
      */
-    default boolean hasSpread() {
+    default boolean hasSpread(LockUri uri) {
         return false;
     }
 
@@ -68,7 +70,7 @@ public interface Baseline {
          * One acquire+release of key {@code key} (from 0 to K − 1), as the throughput phase does
          * with the lock: {@code false}, having done nothing else, when another session of this
          * baseline object holds that key. Sessions of one object share their K keys and run this on
-         * different threads at once; only called when {@link #hasSpread()}.
+         * different threads at once; only called when {@link #hasSpread}.
          */
         default boolean tryRound(int key) throws Exception {
             throw new UnsupportedOperationException("no spread");

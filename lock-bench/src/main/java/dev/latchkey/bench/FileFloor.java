@@ -35,7 +35,7 @@ public final class FileFloor implements Baseline {
     }
 
     @Override
-    public boolean hasSpread() {
+    public boolean hasSpread(LockUri uri) {
         return true;
     }
 

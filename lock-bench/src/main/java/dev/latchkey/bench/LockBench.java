@@ -335,7 +335,7 @@ public final class LockBench {
         Row lock = contended(THROUGHPUT_ROW, Collections.nCopies(config.threads(), round), "");
         rows.add(lock);
         for (Baseline baseline : baselines) {
-            if (!baseline.hasSpread()) continue;
+            if (!baseline.hasSpread(uri)) continue;
             List<Baseline.Session> sessions = new ArrayList<>();
             try {
                 List<Contention.Round> rounds = new ArrayList<>();

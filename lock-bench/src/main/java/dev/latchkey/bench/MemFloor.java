@@ -30,7 +30,7 @@ public final class MemFloor implements Baseline {
     }
 
     @Override
-    public boolean hasSpread() {
+    public boolean hasSpread(LockUri uri) {
         return true;
     }
 

@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The floor of an object store: two unconditional uploads of a body the size of a lease record
@@ -22,9 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>All sessions of one object share one client, as the threads of the lock share one manager's
  * (and so a store that paces writes per object, as GCS's one write a second, paces them across
  * threads): it is built by the first open session and closed with the last. Under contention,
- * key {@code i} is the object {@code <leaf>-i}: a round claims the key in a table this object's
- * sessions share (a key another thread claimed is busy, as a held key is for the lock, and no two
- * threads write one object at once) and makes the two uploads to it. Each session deletes the
+ * key {@code i} is the object {@code <leaf>-i}: a round claims the key among this object's sessions
+ * ({@link KeyClaims}: a key another thread claimed is busy, as a held key is for the lock, and no
+ * two threads write one object at once) and makes the two uploads to it. Each session deletes the
  * objects it wrote on close.
  */
 public abstract class UploadFloor implements Baseline {
@@ -37,7 +36,7 @@ public abstract class UploadFloor implements Baseline {
     private static final byte[] BODY = body();
 
     private final String leaf = ".latchkey-bench-floor-" + UUID.randomUUID().toString().substring(0, 8);
-    private final Set<Integer> claimed = ConcurrentHashMap.newKeySet();
+    private final KeyClaims claims = new KeyClaims();
     private Target shared;    // guarded by this; the client of the open sessions
     private int openSessions; // guarded by this
 
@@ -70,7 +69,7 @@ public abstract class UploadFloor implements Baseline {
     }
 
     @Override
-    public final boolean hasSpread() {
+    public final boolean hasSpread(LockUri uri) {
         return true;
     }
 
@@ -93,15 +92,11 @@ public abstract class UploadFloor implements Baseline {
 
             @Override
             public boolean tryRound(int key) {
-                if (!claimed.add(key)) return false;
-                try {
+                return claims.round(key, () -> {
                     written.add(key);
                     target.upload(leaf + "-" + key, BODY);
                     target.upload(leaf + "-" + key, BODY);
-                } finally {
-                    claimed.remove(key);
-                }
-                return true;
+                });
             }
 
             @Override

@@ -77,7 +77,7 @@ class LockBenchTest {
     @Test
     void fileFloorFindsAByteHeldElsewhereBusy(@TempDir Path dir) throws Exception {
         Baseline floor = Baseline.forScheme("file").get(0);
-        assertThat(floor.hasSpread()).isTrue();
+        assertThat(floor.hasSpread(LockUri.parse("file://" + dir))).isTrue();
         try (Baseline.Session session = floor.open(LockUri.parse("file://" + dir));
              FileChannel other = FileChannel.open(dir.resolve(".latchkey-bench-floor"), StandardOpenOption.WRITE);
              FileLock held = other.lock(5, 1, false)) {

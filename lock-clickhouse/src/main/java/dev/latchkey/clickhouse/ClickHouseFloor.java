@@ -41,7 +41,7 @@ public final class ClickHouseFloor implements Baseline {
     }
 
     @Override
-    public boolean hasSpread() {
+    public boolean hasSpread(LockUri uri) {
         return true;
     }
 

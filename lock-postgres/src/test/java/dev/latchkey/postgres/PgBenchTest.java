@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code latchkey bench} against the real server: the three floors are found for both schemes and
- * measured beside the backend in the same run, the advisory floor with its handoff. Rows, counts
+ * measured beside the backend in the same run, the advisory floor with its handoff, and under
+ * contention the floors of each mode. Rows, counts
  * and labels only: nothing here asserts a timing.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -49,6 +50,77 @@ class PgBenchTest {
     }
 
     @Test
+    void eachFloorSpreadsBesideTheModesItIsTheFloorOf() {
+        LockUri advisory = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), "mode=advisory"));
+        LockUri lease = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE));
+        assertThat(new PgFloors.AdvisoryLock().hasSpread(advisory)).isTrue();
+        assertThat(new PgFloors.AdvisoryLock().hasSpread(lease)).isTrue();
+        assertThat(new PgFloors.TwoDurableCommits().hasSpread(lease)).isTrue();
+        assertThat(new PgFloors.TwoDurableCommits().hasSpread(advisory)).isFalse();
+        assertThat(new PgFloors.SelectOne().hasSpread(advisory)).isFalse();
+        assertThat(new PgFloors.SelectOne().hasSpread(lease)).isFalse();
+    }
+
+    @Test
+    @SuppressWarnings("try") // Baseline.Session.close() throws Exception
+    void commitsFloorSessionsShareOneTableAndFindAClaimedRowBusyWithoutWaitingForIt() throws Exception {
+        LockUri uri = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE));
+        PgFloors.TwoDurableCommits floor = new PgFloors.TwoDurableCommits();
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
+            Set<String> before = floorTables(admin);
+            String table;
+            try (Baseline.Session a = floor.open(uri); Baseline.Session b = floor.open(uri)) {
+                Set<String> ours = new HashSet<>(floorTables(admin));
+                ours.removeAll(before);
+                assertThat(ours).as("one table for both sessions").hasSize(1);
+                table = "latchkey_lease.\"" + ours.iterator().next() + "\"";
+                assertThat(a.tryRound(3)).as("key 3's first round inserts its row").isTrue();
+                assertThat(b.tryRound(3)).isTrue();
+                assertThat(query(admin, "SELECT v FROM " + table + " WHERE id = 3")).as("insert, then three updates").isEqualTo(3);
+
+                // a's next round on key 3 waits in its UPDATE behind a row lock taken here, holding its claim
+                admin.setAutoCommit(false);
+                query(admin, "SELECT count(*) FROM (SELECT 1 FROM " + table + " WHERE id = 3 FOR UPDATE) locked");
+                CompletableFuture<Boolean> blocked = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return a.tryRound(3);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try (Connection watcher = PgTestSupport.jdbc(PgTestSupport.uri())) {
+                    String waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            + " AND query LIKE 'UPDATE %latchkey_bench_floor_%'";
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (query(watcher, waiting) == 0) {
+                        assertThat(System.nanoTime()).as("a waits for the row lock").isLessThan(deadline);
+                        TimeUnit.MILLISECONDS.sleep(10); // pacing between polls of server state
+                    }
+                }
+                // b finds key 3 busy at once rather than queueing behind a on the row
+                assertThat(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return b.tryRound(3);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }).get(30, TimeUnit.SECONDS)).as("key 3 while a's round holds it").isFalse();
+                assertThat(b.tryRound(4)).as("another key").isTrue();
+                assertThat(blocked).isNotDone();
+                admin.commit();
+                admin.setAutoCommit(true);
+                assertThat(blocked.get(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(b.tryRound(3)).as("key 3 once a's round ended").isTrue();
+                assertThat(query(admin, "SELECT v FROM " + table + " WHERE id = 3")).isEqualTo(7);
+
+                a.close();
+                assertThat(floorTables(admin)).as("b still uses the table").containsAll(ours);
+            }
+            assertThat(floorTables(admin)).as("the last session dropped it").isEqualTo(before);
+        }
+    }
+
+    @Test
     void commitsFloorUpdatesItsOwnTableAndDropsItOnClose() throws Exception {
         LockUri uri = LockUri.parse(PgTestSupport.uri());
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
@@ -61,7 +133,7 @@ class PgBenchTest {
                 table = mine.iterator().next();
                 s.acquire();
                 s.release();
-                assertThat(query(admin, "SELECT v FROM \"" + table + "\"")).as("two committed updates").isEqualTo(2);
+                assertThat(query(admin, "SELECT v FROM \"" + table + "\" WHERE id = -1")).as("two committed updates").isEqualTo(2);
                 s.close(); // idempotent: try-with-resources closes again
             }
             assertThat(floorTables(admin)).doesNotContain(table);
@@ -142,6 +214,15 @@ class PgBenchTest {
         }
         assertThat(printed).contains("ratio of p50s: handoff / " + ADVISORY + " handoff = ")
                 .doesNotContain("no baseline installed");
+        // under contention: the raw advisory lock beside every mode, the durable commits beside lease mode
+        boolean lease = mode.equals(PgTestSupport.LEASE);
+        List<String> spread = lease ? List.of(ADVISORY, COMMITS) : List.of(ADVISORY);
+        for (String floor : spread) {
+            assertThat(row(rows, "throughput, " + floor).samples()).as("rounds of '%s' under contention", floor).isPositive();
+            assertThat(printed).contains("ratio of rates: throughput / " + floor + " throughput = ");
+        }
+        assertThat(rows).extracting(LockBench.Row::name).doesNotContain("throughput, " + SELECT_ONE);
+        if (!lease) assertThat(rows).extracting(LockBench.Row::name).doesNotContain("throughput, " + COMMITS);
         assertThat(rows).extracting(LockBench.Row::name).doesNotContain("handoff, " + SELECT_ONE, "handoff, " + COMMITS);
     }
 

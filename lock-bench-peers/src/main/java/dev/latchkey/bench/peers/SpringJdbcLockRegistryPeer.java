@@ -41,6 +41,12 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  *       transaction), {@link Session#acquireWaiting()} is {@code lock()}, which polls: one attempt, then sleeps
  *       {@code idleBetweenTries} — left at Spring's default of 100 ms — and tries again, so a handoff costs up to
  *       that much more than a store round trip. The lock TTL is left at Spring's default of 10 s.</li>
+ *   <li>Under contention, beside {@code mode=lease} only (the design the registry shares: a row per key with
+ *       its owner and expiry, in one table), key i is the registry's key {@code <key>-i}: a round is {@code
+ *       tryLock()} then, when it got the lock, {@code unlock()}, and a key another session's registry holds in
+ *       the table is busy, as a held key is for the lock. Each session's lock of key i is its registry's own,
+ *       so the JVM-local {@link java.util.concurrent.locks.ReentrantLock} Spring takes first is never the one
+ *       that finds it busy.</li>
  *   <li>The {@link javax.sql.DataSource} is one connection per session ({@link SingleConnectionDataSource}, close
  *       suppressed), like a warm connection pool of one: a non-pooling data source would open a connection (TCP
  *       plus SCRAM authentication) for every transaction and measure that instead of the lock.</li>
@@ -78,6 +84,11 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
     @Override
     public boolean hasHandoff() {
         return true;
+    }
+
+    @Override
+    public boolean hasSpread(LockUri uri) {
+        return uri.param("mode", "advisory").equalsIgnoreCase("lease");
     }
 
     /** The random key every session of this peer locks. */
@@ -142,6 +153,7 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
         private final JdbcTemplate sql;
         private final String prefix;
         private final DefaultLockRepository repository;
+        private final JdbcLockRegistry registry;
         private final DistributedLock lock;
         private boolean closed;
 
@@ -159,7 +171,7 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
             repository.afterPropertiesSet();
             repository.afterSingletonsInstantiated();
             repository.start();
-            JdbcLockRegistry registry = new JdbcLockRegistry(repository); // idleBetweenTries 100 ms, ttl 10 s
+            registry = new JdbcLockRegistry(repository); // idleBetweenTries 100 ms, ttl 10 s
             lock = registry.obtain(key);
         }
 
@@ -178,6 +190,14 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
         @Override
         public void release() {
             lock.unlock();
+        }
+
+        @Override
+        public boolean tryRound(int i) {
+            DistributedLock keyed = registry.obtain(key + "-" + i); // cached by the registry after the first round
+            if (!keyed.tryLock()) return false;
+            keyed.unlock();
+            return true;
         }
 
         @Override

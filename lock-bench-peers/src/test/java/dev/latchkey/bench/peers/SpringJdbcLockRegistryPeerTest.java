@@ -19,15 +19,23 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.Driver;
+import org.springframework.integration.jdbc.lock.DefaultLockRepository;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * The Spring Integration peer against a real PostgreSQL ({@code LATCHKEY_TEST_POSTGRES_URI}, else a server of
- * {@code scripts/postgres.sh}): sessions exclude each other across registries, the table lives exactly as long
- * as the sessions, and {@code latchkey bench} prints the peer's rows and ratios. No timing is asserted.
+ * {@code scripts/postgres.sh}): sessions exclude each other across registries (also on key i under contention),
+ * the table lives exactly as long as the sessions, and {@code latchkey bench} prints the peer's rows and ratios
+ * (the throughput under contention beside lease mode). No timing is asserted.
  */
 class SpringJdbcLockRegistryPeerTest {
     private static String uri;
@@ -128,6 +136,49 @@ class SpringJdbcLockRegistryPeerTest {
     }
 
     @Test
+    void spreadsBesideLeaseModeOnly() {
+        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=lease&schema=s"))).isTrue();
+        assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=LEASE"))).isTrue();
+        assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=advisory"))).isFalse();
+        assertThat(peer.hasSpread(LockUri.parse("postgres://db/x"))).as("advisory is the default mode").isFalse();
+    }
+
+    @Test
+    @SuppressWarnings("try") // Baseline.Session.close() throws Exception
+    void underContentionAKeyAnotherRegistryHoldsInTheTableIsBusy() throws Exception {
+        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        LockUri lockUri = LockUri.parse(uri);
+        try (Baseline.Session session = peer.open(lockUri)) {
+            // another process's registry on the peer's table (its name is the prefix, then "lock")
+            SingleConnectionDataSource other = new SingleConnectionDataSource(connect(), true);
+            DefaultLockRepository repository = new DefaultLockRepository(other);
+            try {
+                repository.setPrefix(peer.tableName().substring(0, peer.tableName().length() - "lock".length()));
+                DataSourceTransactionManager transactions = new DataSourceTransactionManager(other);
+                transactions.afterPropertiesSet();
+                repository.setTransactionManager(transactions);
+                repository.afterPropertiesSet();
+                repository.afterSingletonsInstantiated();
+                repository.start();
+                Lock held = new JdbcLockRegistry(repository).obtain(peer.key() + "-3");
+                assertThat(session.tryRound(3)).as("key 3, free").isTrue();
+                assertThat(rows(peer)).as("a round gives its row back").isZero();
+
+                held.lock(); // on this thread too: only the table, not a JVM-local ReentrantLock, can make a round busy
+                assertThat(session.tryRound(3)).as("key 3 while another registry holds it").isFalse();
+                assertThat(session.tryRound(4)).as("another key").isTrue();
+                held.unlock();
+                assertThat(session.tryRound(3)).as("key 3 once released").isTrue();
+            } finally {
+                repository.close();
+                other.destroy();
+            }
+        }
+        assertThat(leftoverTables()).isZero();
+    }
+
+    @Test
     @SuppressWarnings("try") // Baseline.Session.close() throws Exception
     void theFirstSessionCreatesTheTableAndTheLastDropsIt() throws Exception {
         SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
@@ -151,10 +202,17 @@ class SpringJdbcLockRegistryPeerTest {
                 .contains("LOCK_KEY").contains("EXPIRED_AFTER").doesNotContain("INT_");
     }
 
-    @Test
-    void benchPrintsThePeerAndItsHandoffBesideLatchkey() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"", "mode=lease&schema=latchkey_lease"})
+    void benchPrintsThePeerAndItsHandoffBesideLatchkey(String mode) throws Exception {
+        if (!mode.isEmpty()) {
+            try (Connection c = connect()) { // as scripts/bench.sh does: the peer opens its table before the lock makes the schema
+                c.createStatement().execute("CREATE SCHEMA IF NOT EXISTS latchkey_lease");
+            }
+        }
+        String measured = mode.isEmpty() ? uri : uri + (uri.contains("?") ? "&" : "?") + mode;
         StringWriter text = new StringWriter();
-        LockBench.Config config = new LockBench.Config(uri, 2, 4, Duration.ofMillis(300), Duration.ofMillis(50), 0,
+        LockBench.Config config = new LockBench.Config(measured, 2, 4, Duration.ofMillis(300), Duration.ofMillis(50), 0,
                 Duration.ofSeconds(3));
 
         List<LockBench.Row> rows = LockBench.run(config, new PrintWriter(text));
@@ -171,6 +229,13 @@ class SpringJdbcLockRegistryPeerTest {
                 .contains("ratio of p50s: acquire+release / " + peer + " = ")
                 .contains("ratio of p50s: handoff / " + peer + " handoff = ")
                 .doesNotContain(LockUri.parse(uri).password().orElse("no password in the URI"));
+        if (mode.isEmpty()) {
+            assertThat(rows).extracting(LockBench.Row::name).doesNotContain("throughput, " + peer);
+        } else {
+            assertThat(rows).filteredOn(r -> r.name().equals("throughput, " + peer)).singleElement()
+                    .satisfies(r -> assertThat(r.samples()).as("rounds under contention").isPositive());
+            assertThat(text.toString()).contains("ratio of rates: throughput / " + peer + " throughput = ");
+        }
         assertThat(leftoverTables()).isZero();
     }
 
