@@ -14,9 +14,6 @@ import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
-import java.net.URLDecoder;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -24,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -94,7 +90,7 @@ final class ClickHouseLockManager implements LockManager {
 
         LockInfo info() {
             return new LockInfo(key, owner, lockId, token, micros(acquiredMicros), micros(lockedMicros + ttlMs * 1000),
-                    decodeMetadata(metadata));
+                    MetadataText.decode(metadata));
         }
     }
 
@@ -260,7 +256,7 @@ final class ClickHouseLockManager implements LockManager {
      */
     private Object attempt(String key, LeaseOptions options) {
         String lockId = UUID.randomUUID().toString();
-        String metadata = encodeMetadata(options.metadata());
+        String metadata = MetadataText.encode(options.metadata());
         // what a tombstone needs when the candidate could not be read back
         Candidate mine = new Candidate(key, lockId, 0, 0, 0, options.ttl().toMillis(), 0, options.owner(), metadata, false, 0);
         long sent = time.nanoTime();
@@ -480,27 +476,5 @@ final class ClickHouseLockManager implements LockManager {
 
     private static Instant micros(long micros) {
         return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
-    }
-
-    /** Metadata as {@code name=value&…}, percent-encoded: reversible for any printable text. */
-    static String encodeMetadata(Map<String, String> metadata) {
-        StringBuilder sb = new StringBuilder();
-        metadata.forEach((k, v) -> {
-            if (sb.length() > 0) sb.append('&');
-            sb.append(URLEncoder.encode(k, StandardCharsets.UTF_8)).append('=').append(URLEncoder.encode(v, StandardCharsets.UTF_8));
-        });
-        return sb.toString();
-    }
-
-    static Map<String, String> decodeMetadata(String text) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (text == null || text.isEmpty()) return out;
-        for (String pair : text.split("&")) {
-            int eq = pair.indexOf('=');
-            if (eq <= 0) continue;
-            out.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
-                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-        }
-        return out;
     }
 }
