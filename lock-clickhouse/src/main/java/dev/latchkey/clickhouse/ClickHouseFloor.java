@@ -1,8 +1,5 @@
 package dev.latchkey.clickhouse;
 
-import com.clickhouse.client.api.Client;
-import com.clickhouse.client.api.query.GenericRecord;
-import com.clickhouse.client.api.query.QuerySettings;
 import dev.latchkey.bench.Baseline;
 import dev.latchkey.spi.LockUri;
 import java.util.List;
@@ -11,8 +8,8 @@ import java.util.Map;
 /**
  * Floor of {@code clickhouse://} for {@code latchkey bench}: one {@code SELECT 1} round trip over a
  * client built exactly as the backend builds its own ({@link ClickHouseSettings#newClient()}: same
- * endpoint, credentials, timeouts, retries and session settings), read the way the backend reads
- * its lock rows. Acquire is that round trip; release does nothing. So the backend's
+ * endpoint, credentials, timeouts, retries and session settings), sent and read the way the backend
+ * reads its lock rows ({@link ClickHouseStatements#query}, with the same request limits). Acquire is that round trip; release does nothing. So the backend's
  * acquire+release, divided by this, says how many round trips (plus the settle window) a lock
  * costs on this server.
  *
@@ -48,12 +45,12 @@ public final class ClickHouseFloor implements Baseline {
     @Override
     public Session open(LockUri uri) {
         ClickHouseSettings settings = ClickHouseSettings.from(uri);
-        Client client = settings.newClient();
+        ClickHouseStatements sql = new ClickHouseStatements(settings, settings.newClient(), true);
         return new Session() {
             @Override
             public void acquire() {
-                List<GenericRecord> rows = client.queryAll("SELECT 1 AS one", Map.of(), new QuerySettings());
-                if (rows.size() != 1 || rows.get(0).getInteger("one") != 1) {
+                List<Integer> rows = sql.query("SELECT 1", "SELECT 1 AS one", Map.of(), r -> r.getInteger("one"));
+                if (rows.size() != 1 || rows.get(0) != 1) {
                     throw new IllegalStateException("SELECT 1 at ClickHouse " + settings.endpoint() + " returned " + rows.size()
                             + " rows");
                 }
@@ -72,7 +69,7 @@ public final class ClickHouseFloor implements Baseline {
 
             @Override
             public void close() {
-                client.close();
+                sql.close();
             }
         };
     }

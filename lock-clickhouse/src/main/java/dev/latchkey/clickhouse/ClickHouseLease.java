@@ -1,5 +1,6 @@
 package dev.latchkey.clickhouse;
 
+import com.clickhouse.client.api.command.CommandSettings;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
@@ -27,7 +28,11 @@ import java.time.Duration;
 final class ClickHouseLease extends ManagedLease {
     private final ClickHouseLockManager manager;
     private final ClickHouseLockManager.Candidate row;
-    private long revision = 1; // guarded by ManagedLease: renew and release run under its lock
+    // guarded by ManagedLease: renew and release run under its lock
+    private long revision = 1;
+    /** The request limits for {@code limitsTtl}, built once per TTL rather than per request. */
+    private Duration limitsTtl;
+    private CommandSettings limits;
 
     ClickHouseLease(ClickHouseLockManager manager, ClickHouseLockManager.Candidate row, LeaseOptions options,
                     long requestSentNanos) {
@@ -40,7 +45,7 @@ final class ClickHouseLease extends ManagedLease {
     @Override
     protected long renewInStore(Duration ttl, long sentNanos) {
         revision++;
-        if (!manager.heartbeat(row, revision, ttl)) {
+        if (!manager.heartbeat(row, revision, ttl, limits(ttl))) {
             // a valid lease has not expired on the server (its deadline comes a margin earlier): broken
             throw new LeaseLostException(Reason.BROKEN, "lease on '" + key() + "' is no longer the holder in " + manager.description()
                     + ": it was force-released, or expired before this heartbeat");
@@ -48,9 +53,17 @@ final class ClickHouseLease extends ManagedLease {
         return sentNanos;
     }
 
+    private CommandSettings limits(Duration ttl) {
+        if (!ttl.equals(limitsTtl)) {
+            limits = manager.leaseLimits(ttl);
+            limitsTtl = ttl;
+        }
+        return limits;
+    }
+
     @Override
     protected void releaseInStore() {
-        if (!manager.releaseHeld(row)) {
+        if (!manager.releaseHeld(row, limits(Duration.ofMillis(row.ttlMs())))) {
             throw new LeaseLostException(Reason.BROKEN, "lease on '" + key() + "' had already been lost (force-released or expired) in "
                     + manager.description());
         }

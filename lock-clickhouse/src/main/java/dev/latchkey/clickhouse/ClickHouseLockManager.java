@@ -2,7 +2,7 @@ package dev.latchkey.clickhouse;
 
 import com.clickhouse.client.api.Client;
 import com.clickhouse.client.api.command.CommandSettings;
-import com.clickhouse.client.api.query.GenericRecord;
+import com.clickhouse.client.api.data_formats.ClickHouseBinaryFormatReader;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
@@ -14,9 +14,6 @@ import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LeaseRuntime;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
-import java.net.URLDecoder;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -24,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -94,7 +90,7 @@ final class ClickHouseLockManager implements LockManager {
 
         LockInfo info() {
             return new LockInfo(key, owner, lockId, token, micros(acquiredMicros), micros(lockedMicros + ttlMs * 1000),
-                    decodeMetadata(metadata));
+                    MetadataText.decode(metadata));
         }
     }
 
@@ -108,6 +104,14 @@ final class ClickHouseLockManager implements LockManager {
     private final CandidateWithdrawals withdrawals;
     private final String table;
     private final long staleSeconds;
+    /** The hot paths' statement texts, built once: only their bound parameters change. */
+    private final String readCandidatesSql;
+    private final String insertCandidateSql;
+    private final String heartbeatSql;
+    private final String tombstoneSql;
+    private final String releaseSql;
+    private final String deleteStaleSql;
+    private final CommandSettings deleteStaleLimits;
 
     /**
      * @param client     the client every statement goes through
@@ -121,6 +125,27 @@ final class ClickHouseLockManager implements LockManager {
         this.table = settings.qualifiedTable();
         this.sql = new ClickHouseStatements(settings, client, ownsClient);
         this.withdrawals = new CandidateWithdrawals(runtime, this::tombstone);
+        this.readCandidatesSql = collapsed("state_id = {key:String}");
+        // The token is fixed at insert: above every token ever recorded for the key (every version of
+        // a candidate carries its token, so the newest versions' max is the rows' max), and never
+        // below the server's clock in microseconds, so it keeps rising after the TTL removed all rows.
+        this.insertCandidateSql = "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
+                + "now64(6), now64(6), {ttl:Int64}, 0, greatest(k.top + 1, toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String} "
+                + "FROM (SELECT max(tok) AS top, countIf(live) AS holders FROM (" + readCandidatesSql + ")) AS k "
+                + "WHERE k.holders = 0";
+        this.heartbeatSql = "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, "
+                + "{rev:UInt64}, {seq:UInt64}, fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 0, {tok:Int64}, {own:String}, "
+                + "{meta:String} WHERE (SELECT (lid, lat + ttl * 900 > now) FROM (" + readCandidatesSql
+                + ") WHERE live ORDER BY ord, lid LIMIT 1) = ({id:String}, 1)";
+        this.tombstoneSql = "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, " + TOMBSTONE_REVISION
+                + ", {seq:UInt64}, fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 1, {tok:Int64}, {own:String}, {meta:String}";
+        // the key's live winner, a scalar subquery (empty when none), must still be this row
+        this.releaseSql = tombstoneSql + " WHERE (SELECT lid FROM (" + readCandidatesSql + ") WHERE live ORDER BY ord, lid LIMIT 1)"
+                + " = {id:String}";
+        this.deleteStaleSql = "DELETE FROM " + table + " WHERE state_id = {key:String} "
+                + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND";
+        this.deleteStaleLimits = sql.waitingAtMost(settings.timeout());
+        deleteStaleLimits.serverSetting("lightweight_deletes_sync", "2");
         try {
             this.staleSeconds = ensureTable();
         } catch (RuntimeException e) {
@@ -151,10 +176,10 @@ final class ClickHouseLockManager implements LockManager {
                 + "TTL locked_at + INTERVAL " + stale + " SECOND "
                 // Keeps each row's _block_number (its insert's commit order) through merges.
                 + "SETTINGS enable_block_number_column = 1", Map.of());
-        List<GenericRecord> rows = sql.query("read lock table schema",
+        List<String> rows = sql.query("read lock table schema",
                 "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
-                Map.of("db", settings.database(), "t", settings.table()));
-        String ddl = rows.isEmpty() ? "" : rows.get(0).getString("q");
+                Map.of("db", settings.database(), "t", settings.table()), r -> r.getString("q"));
+        String ddl = rows.isEmpty() ? "" : rows.get(0);
         Matcher ttl = TABLE_TTL.matcher(ddl);
         if (!ddl.contains("ReplacingMergeTree(revision)") || !ddl.contains("ORDER BY (state_id, lock_id)")
                 || !ddl.contains("enable_block_number_column = 1") || !ttl.find()) {
@@ -231,7 +256,7 @@ final class ClickHouseLockManager implements LockManager {
      */
     private Object attempt(String key, LeaseOptions options) {
         String lockId = UUID.randomUUID().toString();
-        String metadata = encodeMetadata(options.metadata());
+        String metadata = MetadataText.encode(options.metadata());
         // what a tombstone needs when the candidate could not be read back
         Candidate mine = new Candidate(key, lockId, 0, 0, 0, options.ttl().toMillis(), 0, options.owner(), metadata, false, 0);
         long sent = time.nanoTime();
@@ -294,13 +319,8 @@ final class ClickHouseLockManager implements LockManager {
                 + "FROM " + table + " WHERE " + where + " GROUP BY state_id, lock_id";
     }
 
-    /** A scalar subquery: the lock_id of the key's live winner (empty when none). */
-    private String winnerSubquery() {
-        return "(SELECT lid FROM (" + collapsed("state_id = {key:String}") + ") WHERE live ORDER BY ord, lid LIMIT 1)";
-    }
-
     List<Candidate> candidates(String key) {
-        return toCandidates(sql.query("read lock rows", collapsed("state_id = {key:String}"), Map.of("key", key)));
+        return sql.query("read lock rows", readCandidatesSql, Map.of("key", key), ClickHouseLockManager::candidate);
     }
 
     /**
@@ -310,14 +330,7 @@ final class ClickHouseLockManager implements LockManager {
      * decides, as before). Returns false when nothing was written (the key is held).
      */
     private boolean insertCandidateIfFree(String key, String lockId, LeaseOptions options, String metadata) {
-        // The token is fixed at insert: above every token ever recorded for the key (every version of
-        // a candidate carries its token, so the newest versions' max is the rows' max), and never
-        // below the server's clock in microseconds, so it keeps rising after the TTL removed all rows.
-        long written = sql.execute("insert candidate", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, 1, 0, "
-                + "now64(6), now64(6), {ttl:Int64}, 0, greatest(k.top + 1, toUnixTimestamp64Micro(now64(6))), {own:String}, {meta:String} "
-                + "FROM (SELECT max(tok) AS top, countIf(live) AS holders FROM (" + collapsed("state_id = {key:String}") + ")) AS k "
-                + "WHERE k.holders = 0",
-                Map.of("key", key, "id", lockId, "ttl", options.ttl().toMillis(), "own", options.owner(), "meta", metadata));
+        long written = sql.execute("insert candidate", insertCandidateSql, Map.of("key", key, "id", lockId, "ttl", options.ttl().toMillis(), "own", options.owner(), "meta", metadata));
         return written > 0;
     }
 
@@ -327,29 +340,26 @@ final class ClickHouseLockManager implements LockManager {
      * insert: it is checked when the statement starts, and takes effect when the insert commits; a
      * contender that saw the row expired in between could win while the heartbeat revives it.
      */
-    boolean heartbeat(Candidate row, long revision, Duration ttl) {
+    boolean heartbeat(Candidate row, long revision, Duration ttl, CommandSettings limits) {
         Map<String, Object> params = rowParams(row);
         params.put("rev", revision);
         params.put("ttl", ttl.toMillis());
-        long written = sql.execute("heartbeat", "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, "
-                + "{rev:UInt64}, {seq:UInt64}, fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 0, {tok:Int64}, {own:String}, "
-                + "{meta:String} WHERE (SELECT (lid, lat + ttl * 900 > now) FROM (" + collapsed("state_id = {key:String}")
-                + ") WHERE live ORDER BY ord, lid LIMIT 1) = ({id:String}, 1)", params, sql.waitingAtMost(ttl.dividedBy(10)));
-        return written > 0;
+        return sql.execute("heartbeat", heartbeatSql, params, limits) > 0;
+    }
+
+    /**
+     * The limits of a lease's own requests (heartbeat, release) for a TTL: a reply waited for at
+     * most {@code min(timeout, ttl/10)}. The lease builds them once per TTL.
+     */
+    CommandSettings leaseLimits(Duration ttl) {
+        return sql.waitingAtMost(ttl.dividedBy(10));
     }
 
     /** Tombstones a held row; false (after tombstoning it anyway) if it was no longer the live winner. */
-    boolean releaseHeld(Candidate row) {
-        CommandSettings limits = sql.waitingAtMost(Duration.ofMillis(row.ttlMs() / 10));
-        long written = sql.execute("release", tombstoneSql() + " WHERE " + winnerSubquery() + " = {id:String}", rowParams(row), limits);
-        if (written > 0) return true;
-        sql.execute("release", tombstoneSql(), rowParams(row), limits);
+    boolean releaseHeld(Candidate row, CommandSettings limits) {
+        if (sql.execute("release", releaseSql, rowParams(row), limits) > 0) return true;
+        sql.execute("release", tombstoneSql, rowParams(row), limits);
         return false;
-    }
-
-    private String tombstoneSql() {
-        return "INSERT INTO " + table + " " + COLUMNS + " SELECT {key:String}, {id:String}, " + TOMBSTONE_REVISION + ", {seq:UInt64}, "
-                + "fromUnixTimestamp64Micro({acq:Int64}), now64(6), {ttl:Int64}, 1, {tok:Int64}, {own:String}, {meta:String}";
     }
 
     private Map<String, Object> rowParams(Candidate row) {
@@ -385,14 +395,11 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     private void tombstone(Candidate row) {
-        sql.execute("withdraw candidate", tombstoneSql(), rowParams(row));
+        sql.execute("withdraw candidate", tombstoneSql, rowParams(row));
     }
 
     private void deleteStale(String key) {
-        CommandSettings sync = sql.waitingAtMost(settings.timeout());
-        sync.serverSetting("lightweight_deletes_sync", "2");
-        sql.execute("delete stale rows", "DELETE FROM " + table + " WHERE state_id = {key:String} "
-                + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND", Map.of("key", key, "stale", staleSeconds), sync);
+        sql.execute("delete stale rows", deleteStaleSql, Map.of("key", key, "stale", staleSeconds), deleteStaleLimits);
     }
 
     @Override
@@ -404,10 +411,10 @@ final class ClickHouseLockManager implements LockManager {
     @Override
     public List<LockInfo> list(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
-        List<GenericRecord> rows = sql.query("list locks", "SELECT * FROM (" + collapsed("startsWith(state_id, {p:String})")
-                + ") WHERE live ORDER BY sid, ord, lid LIMIT 1 BY sid", Map.of("p", prefix));
-        List<LockInfo> out = new ArrayList<>();
-        for (Candidate c : toCandidates(rows)) out.add(c.info());
+        List<Candidate> rows = sql.query("list locks", "SELECT * FROM (" + collapsed("startsWith(state_id, {p:String})")
+                + ") WHERE live ORDER BY sid, ord, lid LIMIT 1 BY sid", Map.of("p", prefix), ClickHouseLockManager::candidate);
+        List<LockInfo> out = new ArrayList<>(rows.size());
+        for (Candidate c : rows) out.add(c.info());
         return out;
     }
 
@@ -428,7 +435,7 @@ final class ClickHouseLockManager implements LockManager {
     private boolean tombstoneLive(String key, String condition, Map<String, Object> params) {
         long written = sql.execute("force release", "INSERT INTO " + table + " " + COLUMNS + " SELECT sid, lid, "
                 + TOMBSTONE_REVISION + ", ord, fromUnixTimestamp64Micro(acq), now64(6), ttl, 1, tok, own, meta FROM ("
-                + collapsed("state_id = {key:String}") + ") WHERE live" + condition, params);
+                + readCandidatesSql + ") WHERE live" + condition, params);
         return written > 0;
     }
 
@@ -451,14 +458,11 @@ final class ClickHouseLockManager implements LockManager {
 
     // ---- plumbing -------------------------------------------------------------------------------
 
-    private static List<Candidate> toCandidates(List<GenericRecord> rows) {
-        List<Candidate> out = new ArrayList<>(rows.size());
-        for (GenericRecord r : rows) {
-            out.add(new Candidate(r.getString("sid"), r.getString("lid"), r.getLong("ord"), r.getLong("acq"), r.getLong("lat"),
-                    r.getLong("ttl"), r.getLong("tok"), r.getString("own"), r.getString("meta"),
-                    r.getInteger("live") != 0, r.getLong("now")));
-        }
-        return out;
+    /** The reader's current row of a {@link #collapsed} read. */
+    private static Candidate candidate(ClickHouseBinaryFormatReader r) {
+        return new Candidate(r.getString("sid"), r.getString("lid"), r.getLong("ord"), r.getLong("acq"), r.getLong("lat"),
+                r.getLong("ttl"), r.getLong("tok"), r.getString("own"), r.getString("meta"),
+                r.getInteger("live") != 0, r.getLong("now"));
     }
 
     private void sleep(long nanos) {
@@ -472,27 +476,5 @@ final class ClickHouseLockManager implements LockManager {
 
     private static Instant micros(long micros) {
         return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
-    }
-
-    /** Metadata as {@code name=value&…}, percent-encoded: reversible for any printable text. */
-    static String encodeMetadata(Map<String, String> metadata) {
-        StringBuilder sb = new StringBuilder();
-        metadata.forEach((k, v) -> {
-            if (sb.length() > 0) sb.append('&');
-            sb.append(URLEncoder.encode(k, StandardCharsets.UTF_8)).append('=').append(URLEncoder.encode(v, StandardCharsets.UTF_8));
-        });
-        return sb.toString();
-    }
-
-    static Map<String, String> decodeMetadata(String text) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (text == null || text.isEmpty()) return out;
-        for (String pair : text.split("&")) {
-            int eq = pair.indexOf('=');
-            if (eq <= 0) continue;
-            out.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
-                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-        }
-        return out;
     }
 }

@@ -5,18 +5,20 @@ import com.clickhouse.client.api.ClientConfigProperties;
 import com.clickhouse.client.api.ClientFaultCause;
 import com.clickhouse.client.api.ServerException;
 import com.clickhouse.client.api.command.CommandSettings;
-import com.clickhouse.client.api.query.GenericRecord;
+import com.clickhouse.client.api.data_formats.ClickHouseBinaryFormatReader;
 import com.clickhouse.client.api.query.QueryResponse;
 import com.clickhouse.client.api.query.QuerySettings;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 
 /**
  * The statements of one manager, over its client: the one {@link ClickHouseSettings#newClient()}
@@ -27,6 +29,10 @@ import java.util.concurrent.ExecutionException;
  * {@link LockBackendException} that names the endpoint (never a credential) and what was being
  * done, retriable unless the server's error code says that retrying cannot help (unknown table,
  * syntax, authentication, permissions). Parameters are always bound, never spliced.
+ *
+ * <p>The request settings are built once per wait and never changed afterwards: the client copies
+ * them into each request, so one instance serves every thread. Replies are read straight from the
+ * client's binary reader, row by row, without a map per row.
  */
 final class ClickHouseStatements implements AutoCloseable {
     private static final Set<Integer> PERMANENT_ERRORS = Set.of(
@@ -45,16 +51,23 @@ final class ClickHouseStatements implements AutoCloseable {
     private final Client client;
     /** Whether {@link #close} closes the client: only one we built; never the application's. */
     private final boolean ownsClient;
+    /** The limits of a read and of a statement that wait up to {@code timeout}; read-only once built. */
+    private final QuerySettings readLimits;
+    private final CommandSettings statementLimits;
 
     ClickHouseStatements(ClickHouseSettings settings, Client client, boolean ownsClient) {
         this.settings = settings;
         this.client = client;
         this.ownsClient = ownsClient;
+        // the whole reply before its first byte, as queryAll asks: an error cannot arrive mid-stream
+        this.readLimits = limited(new QuerySettings().waitEndOfQuery(true), settings.timeout());
+        this.statementLimits = waitingAtMost(settings.timeout());
     }
 
     /**
      * Limits of one request that waits at most {@code wait} (and never more than {@code timeout})
      * for a pooled connection and for its reply; connecting keeps the client's own connect timeout.
+     * Build it once per wait and do not change it while requests use it.
      */
     CommandSettings waitingAtMost(Duration wait) {
         return limited(new CommandSettings(), wait);
@@ -73,17 +86,28 @@ final class ClickHouseStatements implements AutoCloseable {
         return request;
     }
 
-    List<GenericRecord> query(String what, String sql, Map<String, Object> params) {
-        try {
-            return client.queryAll(sql, escaped(params), limited(new QuerySettings(), settings.timeout()));
-        } catch (RuntimeException e) {
-            throw backendError(what, e);
+    /**
+     * Runs a read and maps each row of its reply with {@code row}, which reads the current row's
+     * columns from the reader. (Not {@code queryAll}: it builds the request settings twice and a
+     * map per row.)
+     */
+    <T> List<T> query(String what, String sql, Map<String, Object> params, Function<ClickHouseBinaryFormatReader, T> row) {
+        try (QueryResponse r = client.query(sql, escaped(params), readLimits).get();
+             ClickHouseBinaryFormatReader reader = client.newBinaryFormatReader(r)) {
+            List<T> out = new ArrayList<>();
+            while (reader.hasNext()) {
+                reader.next();
+                out.add(row.apply(reader));
+            }
+            return out;
+        } catch (Exception e) {
+            throw failure(what, e);
         }
     }
 
     /** Runs a statement with the client's limits; returns the rows it wrote. */
     long execute(String what, String sql, Map<String, Object> params) {
-        return execute(what, sql, params, waitingAtMost(settings.timeout()));
+        return execute(what, sql, params, statementLimits);
     }
 
     long execute(String what, String sql, Map<String, Object> params, CommandSettings commandSettings) {
@@ -91,15 +115,8 @@ final class ClickHouseStatements implements AutoCloseable {
         // hand-off per statement that a loaded machine makes slow; the summary header is the same.
         try (QueryResponse r = client.query(sql, escaped(params), commandSettings).get()) {
             return r.getWrittenRows();
-        } catch (ExecutionException e) {
-            throw backendError(what, e.getCause() != null ? e.getCause() : e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
-        } catch (LockException e) {
-            throw e;
         } catch (Exception e) {
-            throw backendError(what, e);
+            throw failure(what, e);
         }
     }
 
@@ -117,6 +134,17 @@ final class ClickHouseStatements implements AutoCloseable {
         Map<String, Object> out = new HashMap<>(params.size() * 2);
         params.forEach((k, v) -> out.put(k, v instanceof String ? ((String) v).replace("\\", "\\\\") : v));
         return out;
+    }
+
+    /** What a request's failure surfaces as (see the class comment). */
+    private LockException failure(String what, Exception e) {
+        if (e instanceof LockException lockException) return lockException;
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+            return new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
+        }
+        if (e instanceof ExecutionException && e.getCause() != null) return backendError(what, e.getCause());
+        return backendError(what, e);
     }
 
     private LockBackendException backendError(String what, Throwable e) {
