@@ -6,8 +6,9 @@
 # first) are copied into that layout. The jar is touched in the course of the check, so only a throwaway
 # copy may be given. Each run has a throwaway HOME (the default file:// backend and ~/.cache/latchkey).
 # Checked, each failing with what went wrong (about seven archives are made: 10-20 s on 2 cores):
-#  - a first run makes one archive and prints only what CMD prints; the next maps it, picocli's classes
-#    included on JDK 17 (a static archive: JDK 17 keeps class-file version 49 out of a dynamic one);
+#  - a first run makes one archive (an AOT cache on JDK 25+, else a static archive) and prints only what
+#    CMD prints; the next maps it, picocli's classes included on JDK 17 (JDK 17 keeps class-file
+#    version 49 out of a dynamic archive, not out of a static one);
 #  - an archive the JVM rejects (not one it wrote) is ignored without a word;
 #  - a rebuilt jar gets a new archive in place of the old one;
 #  - LATCHKEY_CDS=off makes none;
@@ -39,7 +40,7 @@ hello() {
   [[ "$out" == hello ]] || fail "$what: printed '$out'"
   [[ ! -s "$err" ]] || fail "$what: wrote to stderr: $(cat "$err")"
 }
-archives() { [[ -d "$home/.cache/latchkey" ]] || return 0; find "$home/.cache/latchkey" -name '*.jsa' | sort; }
+archives() { [[ -d "$home/.cache/latchkey" ]] || return 0; find "$home/.cache/latchkey" -name '*.jsa' -o -name '*.aot' | sort; }
 leftovers() { [[ -d "$home/.cache/latchkey" ]] || return 0; find "$home/.cache/latchkey" -name '*.tmp*' | sort; }
 
 # first run, next run, a rejected archive, a rebuilt jar
@@ -54,7 +55,7 @@ out="$(cd "$work" && env -u LATCHKEY_URI -u XDG_CACHE_HOME -u LATCHKEY_CDS -u LA
 [[ "$out" == hello ]] || fail "the second run printed '$out'"
 grep -v '^Picked up JAVA_TOOL_OPTIONS' "$work/stderr" | grep -q . && fail "the second run wrote to stderr: $(cat "$work/stderr")"
 # picocli's classes (class-file version 49) are in JDK 17's static archive; JDK 25 leaves such classes
-# out of the archives it dumps (JDKs in between are not checked here)
+# out of its AOT cache (JDKs in between are not checked here)
 archived=(dev.latchkey.cli.RunCommand)
 [[ "$(java -XshowSettings:properties -version 2>&1)" =~ java\.specification\.version\ =\ 17$'\n' ]] \
   && archived+=(picocli.CommandLine)
@@ -77,12 +78,13 @@ home="$work/home2"; mkdir -p "$home"
 hello "a run with LATCHKEY_CDS=off" LATCHKEY_CDS=off
 [[ ! -e "$home/.cache/latchkey" ]] || fail "LATCHKEY_CDS=off made $(find "$home/.cache/latchkey")"
 
-# a java that cannot dump an archive: a PATH java that fails -Xshare:dump and counts the attempts
+# a java that cannot dump an archive: a PATH java that fails -Xshare:dump and -XX:AOTCacheOutput (the
+# dump of an AOT cache) and counts the attempts
 home="$work/home3"; mkdir -p "$home" "$work/failing-java"
 real_java="$(type -P java)"
 cat > "$work/failing-java/java" <<EOF
 #!/usr/bin/env bash
-for a; do [[ "\$a" == -Xshare:dump ]] && { echo dump >> "$work/dump-attempts"; exit 1; }; done
+for a; do [[ "\$a" == -Xshare:dump || "\$a" == -XX:AOTCacheOutput=* ]] && { echo dump >> "$work/dump-attempts"; exit 1; }; done
 exec "$real_java" "\$@"
 EOF
 chmod +x "$work/failing-java/java"
@@ -90,7 +92,7 @@ hello "a run whose java cannot dump" PATH="$work/failing-java:$PATH"
 hello "the next run whose java cannot dump" PATH="$work/failing-java:$PATH"
 [[ "$(wc -l < "$work/dump-attempts")" -eq 1 ]] || fail "a java that cannot dump was asked $(wc -l < "$work/dump-attempts") times, not once"
 [[ -z "$(archives)" && -z "$(leftovers)" ]] || fail "a failed dump left: $(archives) $(leftovers)"
-[[ -n "$(find "$home/.cache/latchkey" -name '*.jsa.failed')" ]] || fail "a failed dump was not recorded"
+[[ -n "$(find "$home/.cache/latchkey" -name '*.failed')" ]] || fail "a failed dump was not recorded"
 echo "check-launcher: LATCHKEY_CDS=off made no archive; a java that cannot dump ran without, was asked once: ok" >&2
 
 # concurrent first runs
