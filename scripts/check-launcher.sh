@@ -5,7 +5,8 @@
 # passes its own); without it, lock-cli/src/dist/bin/latchkey and lock-cli/target/latchkey.jar (build it
 # first) are copied into that layout. The jar is touched in the course of the check, so only a throwaway
 # copy may be given. Each run has a throwaway HOME (the default file:// backend and ~/.cache/latchkey).
-# Checked, each failing with what went wrong (seven archives are made: 12 s on the quiet 2-core machine, 36 s at load 7):
+# Checked, each failing with what went wrong (seven archives are made: 12 s on the quiet 2-core
+# machine, 36 s at load 7):
 #  - a first run makes one archive (an AOT cache on JDK 25+, else a static archive) and prints only what
 #    CMD prints; the next maps it, picocli's classes included on JDK 17 (JDK 17 keeps class-file
 #    version 49 out of a dynamic archive, not out of a static one);
