@@ -12,8 +12,9 @@
 #      found), and gets lock-api alone. Plugins come from LATCHKEY_PLUGIN_REPO (default
 #      ~/.m2/repository, where the build put them), which Maven consults for plugins only.
 #  (c) the distribution archive, unpacked anywhere, runs `bin/latchkey run --key demo -- echo hello`
-#      with the default file:// backend (under a throwaway HOME), and its class-data sharing archive is
-#      made on first use, mapped by the next run and replaced when the jar changes.
+#      with the default file:// backend (under a throwaway HOME), and its class-data sharing archive
+#      behaves as scripts/check-launcher.sh checks (made on first use, mapped next, replaced when the
+#      jar changes, safe when runs start at once or the archive cannot be made).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(readlink -f "${1:-.run/deploy}")"
@@ -173,23 +174,5 @@ fi
 [[ -d "$home/.latchkey/locks" ]] || { echo "check-artifacts: (c) the default file:// backend left no $home/.latchkey/locks" >&2; exit 1; }
 echo "check-artifacts: (c) $(basename "$dist") runs bin/latchkey run --key demo -- echo hello: ok" >&2
 
-# (c) class-data sharing: the first run left one archive for this jar and java; the next run maps it (its
-# classes come from the archive, "(top)" in the class-loading log) and prints only what CMD prints; a
-# rebuilt jar gets a new archive in place of the old one
-archives() { [[ -d "$home/.cache/latchkey" ]] || return 0; find "$home/.cache/latchkey" -name '*.jsa' | sort; }
-cds_fail() { echo "check-artifacts: (c) class-data sharing: $*" >&2; exit 1; }
-first="$(archives)"
-[[ -n "$first" && "$first" != *$'\n'* ]] || cds_fail "expected one archive under $home/.cache/latchkey after the first run, found: '${first}'"
-out="$(cd "$work" && env -u LATCHKEY_URI -u XDG_CACHE_HOME -u LATCHKEY_CDS HOME="$home" \
-        JAVA_TOOL_OPTIONS="-Xlog:class+load=info:file=$work/classes.log" \
-        "$work/latchkey-$version/bin/latchkey" run --key demo -- echo hello 2>"$work/stderr")"
-[[ "$out" == hello ]] || cds_fail "the second run printed '$out'"
-grep -v '^Picked up JAVA_TOOL_OPTIONS' "$work/stderr" | grep -q . && cds_fail "the second run wrote to stderr: $(cat "$work/stderr")"
-grep -q 'dev.latchkey.cli.RunCommand source: shared objects file (top)' "$work/classes.log" \
-  || cds_fail "the second run did not load its classes from $first"
-touch -d '+1 minute' "$work/latchkey-$version/lib/latchkey.jar"
-out="$(cd "$work" && env -u LATCHKEY_URI -u XDG_CACHE_HOME -u LATCHKEY_CDS HOME="$home" "$work/latchkey-$version/bin/latchkey" run --key demo -- echo hello 2>"$work/stderr")"
-[[ "$out" == hello && ! -s "$work/stderr" ]] || cds_fail "after the jar changed, the run printed '$out' and on stderr '$(cat "$work/stderr")'"
-second="$(archives)"
-[[ -n "$second" && "$second" != *$'\n'* && "$second" != "$first" ]] || cds_fail "after the jar changed, expected one new archive in place of $first, found: '${second}'"
-echo "check-artifacts: (c) bin/latchkey made a class-data sharing archive on first use, mapped it next, replaced it for a changed jar: ok" >&2
+# (c) class-data sharing: the launcher's archive, checked on this unpacked copy (its jar gets touched)
+bash scripts/check-launcher.sh "$work/latchkey-$version"
