@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The floors {@code latchkey bench postgres://…} measures beside this backend: the least PostgreSQL
@@ -210,7 +211,9 @@ public final class PgFloors {
         private final String tableName =
                 "latchkey_bench_floor_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         private final KeyClaims claims = new KeyClaims();
-        /** Open sessions; the first creates the table, the last to close drops it. Guarded by {@code this}. */
+        /** Guards {@code open}; a lock, not a monitor, as everywhere in main sources (it is held during I/O). */
+        private final ReentrantLock tableLock = new ReentrantLock();
+        /** Open sessions; the first creates the table, the last to close drops it. */
         private int open;
 
         @Override
@@ -228,7 +231,8 @@ public final class PgFloors {
             String table = settings.schema + "." + PgSettings.quote(tableName);
             PreparedStatement update = c.prepareStatement("UPDATE " + table + " SET v = v + 1 WHERE id = ?");
             PreparedStatement insert = c.prepareStatement("INSERT INTO " + table + " VALUES (?, 0)");
-            synchronized (this) {
+            tableLock.lock();
+            try {
                 if (open == 0) {
                     try (Statement st = c.createStatement()) {
                         // the URI's schema may be one the lock has not created yet (it does on first use)
@@ -239,6 +243,8 @@ public final class PgFloors {
                     }
                 }
                 open++;
+            } finally {
+                tableLock.unlock();
             }
             return new OneConnection(c) {
                 @Override
@@ -270,11 +276,14 @@ public final class PgFloors {
 
                 @Override
                 void cleanUp() throws SQLException {
-                    synchronized (TwoDurableCommits.this) {
+                    tableLock.lock();
+                    try {
                         if (--open > 0) return;
                         try (Statement st = c.createStatement()) {
                             st.execute("DROP TABLE IF EXISTS " + table);
                         }
+                    } finally {
+                        tableLock.unlock();
                     }
                 }
             };
