@@ -35,6 +35,15 @@ class LockUriTest {
         assertThat(u.params()).containsEntry("mode", "lease").containsEntry("sslmode", "require");
     }
 
+    /** The object stores' key prefix: slashes at either end dropped, inner ones kept. */
+    @Test
+    void pathPrefixDropsOuterSlashesOnly() {
+        assertThat(LockUri.parse("s3://bucket/locks/app/").pathPrefix()).isEqualTo("locks/app");
+        assertThat(LockUri.parse("gs://bucket//locks/app").pathPrefix()).isEqualTo("locks/app");
+        assertThat(LockUri.parse("azblob://container/").pathPrefix()).isEmpty();
+        assertThat(LockUri.parse("azblob://container").pathPrefix()).isEmpty();
+    }
+
     @Test
     void masksPasswordAndSecretParameters() {
         LockUri u = LockUri.parse("s3://bucket/p?accessKeyId=AKIA1&secretAccessKey=verysecret&sas=sv%3Dx&region=eu-west-1");

@@ -112,6 +112,11 @@ final class LeaseRelease {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "releasing the late lease on '" + lease.key + "' failed; it ends at its TTL", e);
         }
+        endReleased();
+    }
+
+    /** The lease has ended by release (given back, confirmed late, or given up on): say so, then the backend's hook. */
+    private void endReleased() {
         lease.stateLock.lock();
         try {
             lease.state = State.RELEASED;
@@ -145,13 +150,7 @@ final class LeaseRelease {
                     }
                     LOG.log(Level.DEBUG, "gave up releasing the lease on '" + lease.key + "'; it ends at its TTL", e);
                 }
-                lease.stateLock.lock();
-                try {
-                    lease.state = State.RELEASED;
-                } finally {
-                    lease.stateLock.unlock();
-                }
-                lease.afterRelease();
+                endReleased();
             } finally {
                 lease.io.unlock();
             }

@@ -193,6 +193,18 @@ public final class LockUri {
         return path;
     }
 
+    /**
+     * The decoded path without its leading and trailing slashes, as an object store's key prefix:
+     * {@code /locks/app/} and {@code /locks/app} give {@code locks/app}, {@code /} and none give "".
+     */
+    public String pathPrefix() {
+        int from = 0;
+        int to = path.length();
+        while (from < to && path.charAt(from) == '/') from++;
+        while (to > from && path.charAt(to - 1) == '/') to--;
+        return path.substring(from, to);
+    }
+
     public Map<String, String> params() {
         return params;
     }

@@ -105,12 +105,4 @@ final class AzureBlobs {
         int q = url.indexOf('?');
         return q >= 0 ? url.substring(0, q) : url;
     }
-
-    static String trimSlashes(String path) {
-        int from = 0;
-        int to = path.length();
-        while (from < to && path.charAt(from) == '/') from++;
-        while (to > from && path.charAt(to - 1) == '/') to--;
-        return path.substring(from, to);
-    }
 }

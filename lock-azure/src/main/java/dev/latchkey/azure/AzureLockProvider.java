@@ -69,7 +69,7 @@ public final class AzureLockProvider implements LockProvider {
      * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
      */
     static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
-        String prefix = AzureBlobs.trimSlashes(uri.path());
+        String prefix = uri.pathPrefix();
         return switch (mode(uri)) {
             case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout(uri), description),
                     context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
@@ -93,7 +93,7 @@ public final class AzureLockProvider implements LockProvider {
     /** The ETag store of {@code uri}, whatever its mode (the bench floor writes through it). */
     static AzureConditionalStore etagStore(LockUri uri, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
-        return new AzureConditionalStore(container(uri, policies), AzureBlobs.trimSlashes(uri.path()), timeout(uri),
+        return new AzureConditionalStore(container(uri, policies), uri.pathPrefix(), timeout(uri),
                 uri.toString());
     }
 

@@ -76,7 +76,7 @@ public final class GcsLockProvider implements LockProvider {
             throw new UnsupportedLockUriException("gs:// needs a bucket name and nothing else before the path, e.g. "
                     + "gs://my-bucket/locks (got " + uri + ")");
         }
-        String prefix = trimSlashes(uri.path());
+        String prefix = uri.pathPrefix();
         if (prefix.contains("//")) {
             throw new UnsupportedLockUriException("empty path segment in the prefix of " + uri);
         }
@@ -94,13 +94,6 @@ public final class GcsLockProvider implements LockProvider {
                 : GcsConditionalStore.open(application, bucket, prefix, application.getHost(), timeout);
     }
 
-    private static String trimSlashes(String path) {
-        int from = 0;
-        int to = path.length();
-        while (from < to && path.charAt(from) == '/') from++;
-        while (to > from && path.charAt(to - 1) == '/') to--;
-        return path.substring(from, to);
-    }
 
     private static String trimTrailingSlash(String s) {
         return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;

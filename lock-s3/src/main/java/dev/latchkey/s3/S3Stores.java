@@ -53,7 +53,7 @@ final class S3Stores {
         if (bucket.isEmpty() || uri.port().isPresent()) {
             throw new UnsupportedLockUriException("s3:// needs a bucket name as host (s3://bucket/prefix; the server goes in endpoint=…): " + uri);
         }
-        String prefix = trimSlashes(uri.path());
+        String prefix = uri.pathPrefix();
         Optional<String> endpoint = uri.param("endpoint");
         Duration timeout = uri.durationParam("timeout", DEFAULT_TIMEOUT);
         int attempts = uri.intParam("maxAttempts", 2);
@@ -110,13 +110,6 @@ final class S3Stores {
         };
     }
 
-    private static String trimSlashes(String path) {
-        int from = 0;
-        int to = path.length();
-        while (from < to && path.charAt(from) == '/') from++;
-        while (to > from && path.charAt(to - 1) == '/') to--;
-        return path.substring(from, to);
-    }
 
     private static Region region(LockUri uri, boolean hasEndpoint) {
         Optional<String> region = uri.param("region");
