@@ -27,11 +27,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Network faults between a lock client and the real ClickHouse server, put there by a
@@ -55,20 +54,11 @@ class ClickHouseNetworkFaultTest {
     private static final LeaseOptions LONG_LEASE = LeaseOptions.ttl(Duration.ofMinutes(2)).withOwner("long-lease");
     private static final Duration FREE_WITHIN = Duration.ofSeconds(20);
 
-    private static ClickHouseTestServer.Private server;
+    @RegisterExtension
+    static final ClickHouseTestServer.PrivateServer server = new ClickHouseTestServer.PrivateServer();
 
     private final List<AutoCloseable> opened = Collections.synchronizedList(new ArrayList<>());
     private final String table = "faults_" + UUID.randomUUID().toString().substring(0, 8);
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = ClickHouseTestServer.startPrivate();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) server.stop();
-    }
 
     @AfterEach
     void closeAll() throws Exception {

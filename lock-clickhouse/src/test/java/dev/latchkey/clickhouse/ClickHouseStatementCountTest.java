@@ -7,10 +7,9 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockManager;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * How many statements the hot paths send, counted by the server itself ({@code system.events}:
@@ -20,17 +19,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ClickHouseStatementCountTest {
-    private static ClickHouseTestServer.Private server;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = ClickHouseTestServer.startPrivate();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) server.stop();
-    }
+    @RegisterExtension
+    static final ClickHouseTestServer.PrivateServer server = new ClickHouseTestServer.PrivateServer();
 
     /** Server counters since it started: queries, inserts, rows inserted. */
     private record Counts(long queries, long inserts, long rows) {

@@ -12,6 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
@@ -34,6 +37,28 @@ final class ClickHouseTestServer {
         String uri();
 
         void stop();
+    }
+
+    /**
+     * A server of a test class's own, as {@code @RegisterExtension static final PrivateServer server}:
+     * started before the class's first test, stopped after its last.
+     */
+    static final class PrivateServer implements BeforeAllCallback, AfterAllCallback {
+        private Private server;
+
+        @Override
+        public void beforeAll(ExtensionContext context) throws IOException {
+            server = startPrivate();
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) {
+            if (server != null) server.stop();
+        }
+
+        String uri() {
+            return server.uri();
+        }
     }
 
     /** The shared server's URI (database included, no parameters). */
