@@ -41,9 +41,11 @@ import java.time.Duration;
  * {@link Reason#EXPIRED}; another 409 or 412 (another lease id holds the blob) is
  * {@link Reason#TAKEN_OVER}.
  *
- * <p><b>Time.</b> Each renew and release call ends within the manager's call timeout or a tenth of
- * the TTL, whichever is shorter (1.5 s for a 15 s lease): a renewal that hangs ends well inside the
- * safety margin (TTL/5) and leaves the heartbeat time to try again before the lease's validity ends.
+ * <p><b>Time.</b> Each renewal ends within the manager's call timeout or a tenth of the TTL,
+ * whichever is shorter (1.5 s for a 15 s lease): a renewal that hangs ends well inside the safety
+ * margin (TTL/5) and leaves the heartbeat time to try again before the lease's validity ends. A
+ * release's calls end within the call timeout: a released lease has no deadline left to keep, so a
+ * shorter bound would only turn a slow but answering service into a failed release.
  *
  * <p><b>Model.</b> Renew and release as {@code model/azure-lease.pml} models them (see
  * {@link AzureLeaseManager}).
@@ -52,7 +54,8 @@ final class AzureLease extends ManagedLease {
     private final BlobLeaseClient leases;
     private final String blobName;
     private final String where;
-    private final Duration timeout;
+    private final Duration renewTimeout;
+    private final Duration callTimeout;
     /** A release of ours was sent and may have landed; guarded by ManagedLease's serialisation of store calls. */
     private boolean releaseSent;
     private final Runnable onReleased;
@@ -69,7 +72,8 @@ final class AzureLease extends ManagedLease {
         this.blobName = blobName;
         this.where = where;
         Duration tenth = options.ttl().dividedBy(10);
-        this.timeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
+        this.renewTimeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
+        this.callTimeout = callTimeout;
     }
 
     void begin() {
@@ -78,7 +82,7 @@ final class AzureLease extends ManagedLease {
 
     @Override
     protected long renewInStore(Duration ttl, long sentNanos) {
-        renew("renew");
+        renew("renew", renewTimeout);
         return sentNanos;
     }
 
@@ -90,14 +94,14 @@ final class AzureLease extends ManagedLease {
 
     private void releaseAtAzure() {
         try {
-            renew("release");
+            renew("release", callTimeout);
         } catch (LeaseLostException e) {
             if (releaseSent && e.reason() != Reason.BROKEN && e.reason() != Reason.GONE) return; // our earlier release landed
             throw e;
         }
         releaseSent = true;
         try {
-            leases.releaseLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
+            leases.releaseLeaseWithResponse((RequestConditions) null, callTimeout, Context.NONE);
         } catch (BlobStorageException e) {
             if (e.getStatusCode() == 409) return; // ours a moment ago (the renew): a retry of this release found it done
             throw lostOr("release", e);
@@ -107,7 +111,7 @@ final class AzureLease extends ManagedLease {
     }
 
     /** One renewal; {@code what} names the operation it serves in a loss message. */
-    private void renew(String what) {
+    private void renew(String what, Duration timeout) {
         try {
             leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
         } catch (BlobStorageException e) {

@@ -30,8 +30,8 @@ import java.util.Set;
  * <p><b>Timeouts.</b> {@code timeout} (default 5 s) bounds each call, all its tries included
  * ({@code maxAttempts}, default 2, of which a second follows only a failure that came fast): inside
  * the safety margin of the default 60 s TTL (12 s), so a renewal that hangs leaves the heartbeat
- * time to try again. {@code mode=lease} cuts each renewal and release further, to a tenth of the
- * lease's TTL ({@link AzureLease}); {@code mode=etag} cannot (one store serves every TTL), so for
+ * time to try again. {@code mode=lease} cuts each renewal further, to a tenth of the lease's TTL
+ * ({@link AzureLease}); {@code mode=etag} cannot (one store serves every TTL), so for
  * TTLs under 25 s choose a {@code timeout} under TTL/5.
  *
  * <p>An application that has configured its own {@code BlobContainerClient} opens a manager on it

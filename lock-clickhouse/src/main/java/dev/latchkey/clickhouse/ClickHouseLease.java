@@ -22,15 +22,15 @@ import java.time.Duration;
  * has a higher revision, finds the row still the live winner (the lost one can only have given it
  * more time), and extends validity from its own send time. A lost heartbeat that the server
  * executes even later has a lower revision than the one after it, so it cannot move the row's
- * newest version. Each heartbeat and release waits at most {@code min(timeout, ttl/10)} for its
- * reply ({@link ClickHouseLockManager}).
+ * newest version. Each heartbeat waits at most {@code min(timeout, ttl/10)} for its reply, the
+ * release {@code timeout} ({@link ClickHouseLockManager}).
  */
 final class ClickHouseLease extends ManagedLease {
     private final ClickHouseLockManager manager;
     private final ClickHouseLockManager.Candidate row;
     // guarded by ManagedLease: renew and release run under its lock
     private long revision = 1;
-    /** The request limits for {@code limitsTtl}, built once per TTL rather than per request. */
+    /** The heartbeat's request limits for {@code limitsTtl}, built once per TTL rather than per request. */
     private Duration limitsTtl;
     private CommandSettings limits;
 
@@ -55,7 +55,7 @@ final class ClickHouseLease extends ManagedLease {
 
     private CommandSettings limits(Duration ttl) {
         if (!ttl.equals(limitsTtl)) {
-            limits = manager.leaseLimits(ttl);
+            limits = manager.heartbeatLimits(ttl);
             limitsTtl = ttl;
         }
         return limits;
@@ -63,7 +63,7 @@ final class ClickHouseLease extends ManagedLease {
 
     @Override
     protected void releaseInStore() {
-        if (!manager.releaseHeld(row, limits(Duration.ofMillis(row.ttlMs())))) {
+        if (!manager.releaseHeld(row)) {
             throw new LeaseLostException(Reason.BROKEN, "lease on '" + key() + "' had already been lost (force-released or expired) in "
                     + manager.description());
         }

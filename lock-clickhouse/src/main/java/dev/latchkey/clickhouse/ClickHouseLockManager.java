@@ -68,9 +68,11 @@ import java.util.regex.Pattern;
  *
  * <p><b>Timeouts.</b> Each request waits at most {@code timeout} to connect, for a pooled
  * connection and for its reply; the client never retries, so an outage surfaces after one timeout.
- * A lease's own requests (heartbeat, release) wait at most {@code min(timeout, ttl/10)} for a
- * pooled connection and for the reply: a renewal that hangs ends a tenth of the TTL later, well
- * inside the lease's TTL/5 safety margin, and leaves time for further attempts before its deadline.
+ * A lease's heartbeat waits at most {@code min(timeout, ttl/10)} for a pooled connection and for
+ * the reply: a renewal that hangs ends a tenth of the TTL later, well inside the lease's TTL/5
+ * safety margin, and leaves time for further attempts before its deadline. Its release waits
+ * {@code timeout}, as every other request: a released lease has no deadline left to keep, so a
+ * shorter bound would only turn a slow but answering server into a failed release.
  */
 final class ClickHouseLockManager implements LockManager {
     /** The revision of tombstones: above any heartbeat, so nothing revives a withdrawn row. */
@@ -348,17 +350,20 @@ final class ClickHouseLockManager implements LockManager {
     }
 
     /**
-     * The limits of a lease's own requests (heartbeat, release) for a TTL: a reply waited for at
-     * most {@code min(timeout, ttl/10)}. The lease builds them once per TTL.
+     * The limits of a lease's heartbeat for a TTL: a reply waited for at most
+     * {@code min(timeout, ttl/10)}. The lease builds them once per TTL.
      */
-    CommandSettings leaseLimits(Duration ttl) {
+    CommandSettings heartbeatLimits(Duration ttl) {
         return sql.waitingAtMost(ttl.dividedBy(10));
     }
 
-    /** Tombstones a held row; false (after tombstoning it anyway) if it was no longer the live winner. */
-    boolean releaseHeld(Candidate row, CommandSettings limits) {
-        if (sql.execute("release", releaseSql, rowParams(row), limits) > 0) return true;
-        sql.execute("release", tombstoneSql, rowParams(row), limits);
+    /**
+     * Tombstones a held row; false (after tombstoning it anyway) if it was no longer the live winner.
+     * Each statement waits up to {@code timeout}, not a tenth of the TTL: nothing waits on a released lease.
+     */
+    boolean releaseHeld(Candidate row) {
+        if (sql.execute("release", releaseSql, rowParams(row)) > 0) return true;
+        sql.execute("release", tombstoneSql, rowParams(row));
         return false;
     }
 

@@ -19,7 +19,7 @@ import java.util.Objects;
  *
  * <p>Whatever the client was configured with, each of the manager's requests sets what the protocol
  * rests on: no client-side retry, {@code async_insert=0}, and waits for a pooled connection and for
- * the reply of at most {@code timeout} (a lease's own, of a tenth of its TTL). Its connect timeout
+ * the reply of at most {@code timeout} (a lease's heartbeats, of a tenth of its TTL). Its connect timeout
  * stays the client's: keep it within {@code timeout}. Table names are always qualified, so the
  * client's default database does not matter.
  *

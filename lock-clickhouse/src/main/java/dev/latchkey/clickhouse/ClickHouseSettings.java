@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  *                threshold of the synchronous clean-up; no lease may have a longer TTL
  * @param settle  how long a candidate waits between inserting its row and reading all candidates
  * @param timeout how long one request may wait to connect, for a pooled connection, and for its
- *                reply (default 5 s, a twelfth of the default 60 s TTL); a lease's own requests wait
+ *                reply (default 5 s, a twelfth of the default 60 s TTL); a lease's heartbeats wait
  *                at most a tenth of its TTL for their reply (see {@link ClickHouseLockManager})
  */
 record ClickHouseSettings(String host, int port, boolean ssl, String user, String password, String database,

@@ -98,6 +98,27 @@ class ClickHouseNetworkFaultTest {
         lease.release();
     }
 
+    /**
+     * A heartbeat of a 5 s lease waits 0.5 s for its reply, but its release waits {@code timeout}:
+     * a server that answers each request 1.4 s late (0.7 s each way) still gets the key released,
+     * not a failed release and a key blocked until the TTL. Nothing waits on a released lease.
+     */
+    @Test
+    void releaseOfAShortLeaseWaitsForASlowServerPastATenthOfItsTtl() throws Exception {
+        FaultProxy proxy = proxy();
+        LockManager holder = open(proxy.rewrite(uri("settle=100ms&timeout=5s")));
+        LockManager contender = open(uri("settle=100ms"));
+        Duration ttl = Duration.ofSeconds(5);
+        Lease lease = holder.tryAcquire("slow-release", LeaseOptions.ttl(ttl).withoutHeartbeat().withOwner("holder")).orElseThrow();
+
+        proxy.latency(ttl.dividedBy(10).plus(Duration.ofMillis(200)));
+        lease.release();
+        assertThat(contender.inspect("slow-release")).as("the key after a release answered late").isEmpty();
+        assertThat(contender.tryAcquire("slow-release", LONG_LEASE)).as("a contender right after the release").isPresent()
+                .get().satisfies(Lease::release);
+        proxy.heal();
+    }
+
     // ---------------------------------------------------------------- partitions
 
     @Test

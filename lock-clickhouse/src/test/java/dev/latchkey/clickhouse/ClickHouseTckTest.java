@@ -65,12 +65,13 @@ class ClickHouseTckTest extends LockManagerContract {
 
     /**
      * 5 s instead of 1 s. An acquisition here costs the settle window plus three round trips
-     * (≈200 ms, a fifth of a 1 s TTL); and a lease's own requests (heartbeat, renew, release) get
-     * their reply within a tenth of the TTL or fail, by design. At 3 s that bound was 600 ms for the
-     * 6 s leases kept alive, and on a loaded 2-core machine (load 7–27) a renewal's and a
-     * release's reply took longer ({@code SocketTimeoutException: Read timed out} after 607 ms): the
-     * test, not the lock, was timing the server. At 5 s the bounds are 0.5 s for the short leases
-     * and 1 s for the kept-alive ones.
+     * (≈200 ms, a fifth of a 1 s TTL); and a lease's heartbeats and renewals get their reply within
+     * a tenth of the TTL or fail, by design. At 3 s that bound was 600 ms for the 6 s leases kept
+     * alive, and on a loaded 2-core machine (load 7–27) a renewal's reply took longer
+     * ({@code SocketTimeoutException: Read timed out} after 607 ms): the test, not the lock, was
+     * timing the server. At 5 s the bounds are 0.5 s for the short leases and 1 s for the kept-alive
+     * ones. (A release waits the manager's {@code timeout}: it failed here at 501 ms when it, too,
+     * waited a tenth of the TTL.)
      */
     @Override
     protected Duration shortTtl() {
