@@ -22,7 +22,7 @@ class AdvisoryNoFencingTckTest extends LockManagerContract {
 
     @BeforeAll
     static void openPool() {
-        pool = PgTestSupport.hikari(60, Duration.ofSeconds(30));
+        pool = PgTestSupport.fixedSizeHikari(60, Duration.ofSeconds(30));
     }
 
     /** The application closes its pool; the managers never did (see {@link PostgresLocksTest}). */

@@ -76,19 +76,35 @@ final class PgTestSupport {
     }
 
     /**
-     * A HikariCP pool on the test server, configured as an application would (the DataSource route's
-     * tests): at most {@code size} connections, {@code getConnection()} waiting at most {@code wait}.
+     * A HikariCP pool on the test server that opens connections only on demand (the DataSource
+     * route's tests of what a manager takes and ends): at most {@code size} connections,
+     * {@code getConnection()} waiting at most {@code wait}.
      */
     static HikariDataSource hikari(int size, java.time.Duration wait) {
+        HikariConfig config = hikariConfig(size, wait);
+        config.setMinimumIdle(0);
+        return new HikariDataSource(config);
+    }
+
+    /**
+     * A HikariCP pool on the test server configured as an application would: HikariCP's default of a
+     * fixed size, {@code size} connections kept open. A pool that grows on demand can leave one of
+     * two threads that start waiting at once without a connection for its whole {@code wait}
+     * (docs/backends/postgres.md): the contract's racers start together.
+     */
+    static HikariDataSource fixedSizeHikari(int size, java.time.Duration wait) {
+        return new HikariDataSource(hikariConfig(size, wait));
+    }
+
+    private static HikariConfig hikariConfig(int size, java.time.Duration wait) {
         PgSettings s = PgSettings.parse(LockUri.parse(uri()));
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(s.jdbcUrl);
         config.setDataSourceProperties(s.properties);
         config.setMaximumPoolSize(size);
-        config.setMinimumIdle(0);
         config.setConnectionTimeout(wait.toMillis());
         config.setPoolName("application");
-        return new HikariDataSource(config);
+        return config;
     }
 
     /** A plain JDBC session on the same database, as an administrator's psql would be. */
