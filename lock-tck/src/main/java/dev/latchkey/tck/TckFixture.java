@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
+import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -159,6 +160,25 @@ final class TckFixture {
             throw e;
         } finally {
             one.shutdownNow();
+        }
+    }
+
+    /**
+     * Renews {@code lease} on a healthy store. A retriable failure while the lease is still valid is
+     * tried again: a backend may bound a renewal's reply by a fraction of the TTL, by design, and a
+     * loaded machine can pass that bound without anything being wrong. A loss, a permanent failure,
+     * or a failure once the lease has run out fails the caller; so a backend whose renewals never
+     * land still fails, when its lease's validity ends.
+     */
+    static void renewWhileValid(Lease lease) throws InterruptedException {
+        while (true) {
+            try {
+                lease.renew();
+                return;
+            } catch (LockBackendException e) {
+                if (!e.isRetriable() || !lease.isValid()) throw e;
+                pace(Duration.ofMillis(10));
+            }
         }
     }
 
