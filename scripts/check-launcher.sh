@@ -5,8 +5,8 @@
 # passes its own); without it, lock-cli/src/dist/bin/latchkey and lock-cli/target/latchkey.jar (build it
 # first) are copied into that layout. The jar is touched in the course of the check, so only a throwaway
 # copy may be given. Each run has a throwaway HOME (the default file:// backend and ~/.cache/latchkey).
-# Checked, each failing with what went wrong (seven archives are made: 12 s on the quiet 2-core
-# machine, 36 s at load 7):
+# Checked, each failing with what went wrong (eight archives are made: 42 s on the 2-core machine at
+# load 15-20; the first seven took 12 s quiet, 36 s at load 7):
 #  - a first run makes one archive (an AOT cache on JDK 25+, else a static archive) and prints only what
 #    CMD prints; the next maps it, picocli's classes included on JDK 17 (JDK 17 keeps class-file
 #    version 49 out of a dynamic archive, not out of a static one);
@@ -14,7 +14,9 @@
 #  - a rebuilt jar gets a new archive in place of the old one;
 #  - LATCHKEY_CDS=off makes none;
 #  - a java that cannot dump one: the run still works, the failure is recorded and not tried again;
-#  - four concurrent first runs all work, silently, and leave one archive and no temporary file.
+#  - four concurrent first runs all work, silently, and leave one archive and no temporary file;
+#  - a first run stopped (TERM) while it trains leaves no temporary directory and no archive, and the
+#    next run makes one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d)"
@@ -109,3 +111,21 @@ made="$(archives)"
 [[ -z "$(leftovers)" ]] || fail "concurrent first runs left temporary files: $(leftovers)"
 hello "the run after concurrent first runs"
 echo "check-launcher: four concurrent first runs worked, silently, and left one archive: ok" >&2
+
+# a first run stopped while it trains: TMPDIR of its own, so its training directory can be seen
+home="$work/home5"; mkdir -p "$home" "$work/tmp5"
+( cd "$work" && exec env -u LATCHKEY_URI -u XDG_CACHE_HOME -u LATCHKEY_CDS -u LATCHKEY_JAVA_OPTS HOME="$home" TMPDIR="$work/tmp5" \
+    "$launcher" run --key demo-stopped -- echo hello >/dev/null 2>&1 ) &
+pid=$!
+until [[ -n "$(ls -A "$work/tmp5")" ]]; do
+  kill -0 "$pid" 2>/dev/null || fail "the run to be stopped ended before it started training"
+  sleep 0.05
+done
+kill -TERM "$pid"
+status=0; wait "$pid" || status=$?
+[[ $status -eq 143 ]] || fail "a run stopped while it trained exited with $status, not 143"
+[[ -z "$(ls -A "$work/tmp5")" ]] || fail "a run stopped while it trained left: $(ls -A "$work/tmp5")"
+[[ -z "$(archives)" && -z "$(leftovers)" ]] || fail "a run stopped while it trained left: $(archives) $(leftovers)"
+hello "the run after a stopped first run"
+[[ -n "$(archives)" ]] || fail "the run after a stopped first run made no archive"
+echo "check-launcher: a first run stopped while it trained left nothing behind; the next made an archive: ok" >&2
