@@ -10,20 +10,31 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.parsers.ParserConfigurationException;
 import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
+import org.xml.sax.SAXException;
 
 /**
- * No {@code synchronized} in the main sources of lock-api and lock-postgres. On Java 21 to 23 a
+ * No {@code synchronized} in the main sources of any module of the build. On Java 21 to 23 a
  * virtual thread that blocks inside a monitor — on store I/O, {@code Object.wait}, a contended
  * monitor, or a {@code java.util.concurrent} lock taken inside one — pins its carrier thread, and
  * enough of them stall every virtual thread of the application. A
  * {@link java.util.concurrent.locks.ReentrantLock} (with a {@code Condition} for waits) costs the
- * same and never pins, so the rule is simply: no monitors. Java 24 and later no longer pin on
- * monitors (JEP 491), so no run-time probe on those JDKs could catch a monitor coming back; this
- * check does, on every JDK the build runs on.
+ * same and never pins, so the rule is simply: no monitors, in the library, its backends, the
+ * command, the TCK (which runs inside a backend author's tests) and the benchmarks alike. Java 24
+ * and later no longer pin on monitors (JEP 491), so no run-time probe on those JDKs could catch a
+ * monitor coming back; this check does, on every JDK the build runs on.
+ *
+ * <p>The modules are those the root {@code pom.xml} lists in {@code <modules>} (and, for an
+ * aggregator among them, its own), read by the test itself: a new module is covered without
+ * editing it. Every module that builds a jar must have main sources to scan, so a wrong root or a
+ * moved source folder fails instead of passing on nothing.
  */
 class NoMonitorsTest {
-    private static final List<String> MODULES = List.of("lock-api", "lock-postgres");
     /** Comments, text blocks, strings and characters: what {@code synchronized} inside is no monitor. */
     private static final Pattern NOT_CODE = Pattern.compile(
             "//[^\\n]*|/\\*.*?\\*/|\"\"\".*?\"\"\"|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])+'", Pattern.DOTALL);
@@ -31,20 +42,26 @@ class NoMonitorsTest {
 
     @Test
     void mainSourcesUseLocksNotMonitors() throws IOException {
-        Path root = Path.of(System.getProperty("latchkey.repo.root", ".."));
+        Path root = Path.of(System.getProperty("latchkey.repo.root", "..")).normalize();
+        List<Path> modules = modules(root);
+        assertThat(modules).as("modules of " + root.resolve("pom.xml") + " (latchkey.repo.root=" + root + ")")
+                .contains(root.resolve("lock-api")); // this test's own module: the list was read
         List<String> found = new ArrayList<>();
         int files = 0;
-        for (String module : MODULES) {
-            Path sources = root.resolve(module).resolve("src/main/java");
-            assertThat(sources).as("main sources of " + module + " (latchkey.repo.root=" + root + ")").isDirectory();
+        for (Path module : modules) {
+            if (packaging(module).equals("pom")) continue; // a BOM or an aggregator: no sources of its own
+            Path sources = module.resolve("src/main/java");
+            assertThat(sources).as("main sources of " + root.relativize(module) + ", a jar module").isDirectory();
+            int before = files;
             try (Stream<Path> walk = Files.walk(sources)) {
                 for (Path file : walk.filter(p -> p.toString().endsWith(".java")).toList()) {
                     files++;
                     found.addAll(monitors(root.relativize(file), Files.readString(file)));
                 }
             }
+            assertThat(files - before).as("Java files under " + root.relativize(sources)).isPositive();
         }
-        assertThat(files).as("source files scanned").isGreaterThan(50);
+        assertThat(files).as("source files scanned in " + modules.size() + " modules").isGreaterThan(150);
         assertThat(found)
                 .as("synchronized pins virtual threads on Java 21-23 when it blocks: use a"
                         + " java.util.concurrent.locks.ReentrantLock (and its Condition for waits) instead")
@@ -76,6 +93,45 @@ class NoMonitorsTest {
         while (m.find()) {
             long line = code.subSequence(0, m.start()).chars().filter(ch -> ch == '\n').count() + 1;
             found.add(file + ":" + line);
+        }
+        return found;
+    }
+
+    /** The folders of the modules {@code dir/pom.xml} lists, and of theirs, in order. */
+    private static List<Path> modules(Path dir) throws IOException {
+        List<Path> modules = new ArrayList<>();
+        Element project = pom(dir);
+        for (Element list : children(project, "modules")) {
+            for (Element module : children(list, "module")) {
+                Path child = dir.resolve(module.getTextContent().trim()).normalize();
+                modules.add(child);
+                modules.addAll(modules(child));
+            }
+        }
+        return modules;
+    }
+
+    /** The module's {@code <packaging>}, {@code jar} by default. */
+    private static String packaging(Path module) throws IOException {
+        List<Element> packaging = children(pom(module), "packaging");
+        return packaging.isEmpty() ? "jar" : packaging.get(0).getTextContent().trim();
+    }
+
+    private static Element pom(Path dir) throws IOException {
+        Path pom = dir.resolve("pom.xml");
+        try {
+            Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(pom.toFile());
+            return doc.getDocumentElement();
+        } catch (ParserConfigurationException | SAXException e) {
+            throw new IOException("cannot read " + pom + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The direct children of {@code parent} named {@code name} (not those of a profile or a plugin). */
+    private static List<Element> children(Element parent, String name) {
+        List<Element> found = new ArrayList<>();
+        for (Node n = parent.getFirstChild(); n != null; n = n.getNextSibling()) {
+            if (n instanceof Element e && e.getTagName().equals(name)) found.add(e);
         }
         return found;
     }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Throughput under contention: T threads, each taking a key of K at random, a round at a time, for
@@ -33,7 +34,8 @@ final class Contention {
     static Count run(String what, List<Round> rounds, int keys, Duration time) throws InterruptedException {
         LongAdder done = new LongAdder();
         LongAdder busy = new LongAdder();
-        List<Throwable> failures = new ArrayList<>();
+        ReentrantLock failuresLock = new ReentrantLock();
+        List<Throwable> failures = new ArrayList<>(); // added to under failuresLock; read after every join
         CountDownLatch go = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
         long[] end = new long[1];
@@ -52,8 +54,11 @@ final class Contention {
                     done.add(mine);
                     busy.add(missed);
                 } catch (Throwable e) {
-                    synchronized (failures) {
+                    failuresLock.lock();
+                    try {
                         failures.add(e);
+                    } finally {
+                        failuresLock.unlock();
                     }
                 }
             }, "latchkey-bench-" + t);

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The floor of an object store: two unconditional uploads of a body the size of a lease record
@@ -20,7 +21,8 @@ import java.util.UUID;
  *
  * <p>All sessions of one object share one client, as the threads of the lock share one manager's
  * (and so a store that paces writes per object, as GCS's one write a second, paces them across
- * threads): it is built by the first open session and closed with the last. Under contention,
+ * threads): it is built by the first open session and closed with the last, under a lock held while
+ * the client is built or closed, so no session gets a client that is being closed. Under contention,
  * key {@code i} is the object {@code <leaf>-i}: a round claims the key among this object's sessions
  * ({@link KeyClaims}: a key another thread claimed is busy, as a held key is for the lock, and no
  * two threads write one object at once) and makes the two uploads to it. Each session deletes the
@@ -37,8 +39,9 @@ public abstract class UploadFloor implements Baseline {
 
     private final String leaf = ".latchkey-bench-floor-" + UUID.randomUUID().toString().substring(0, 8);
     private final KeyClaims claims = new KeyClaims();
-    private Target shared;    // guarded by this; the client of the open sessions
-    private int openSessions; // guarded by this
+    private final ReentrantLock sharing = new ReentrantLock();
+    private Target shared;    // guarded by sharing; the client of the open sessions
+    private int openSessions; // guarded by sharing
 
     /** The store's two requests on one object beside the records, and the client to close. */
     protected interface Target extends AutoCloseable {
@@ -114,18 +117,28 @@ public abstract class UploadFloor implements Baseline {
     }
 
     /** The client of the open sessions, built for the first one; the bench opens them all for one URI. */
-    private synchronized Target share(LockUri uri) {
-        if (shared == null) shared = target(uri);
-        openSessions++;
-        return shared;
+    private Target share(LockUri uri) {
+        sharing.lock();
+        try {
+            if (shared == null) shared = target(uri);
+            openSessions++;
+            return shared;
+        } finally {
+            sharing.unlock();
+        }
     }
 
     /** Closes the shared client when the last session closes. */
-    private synchronized void unshare() {
-        if (--openSessions > 0) return;
-        Target last = shared;
-        shared = null;
-        last.close();
+    private void unshare() {
+        sharing.lock();
+        try {
+            if (--openSessions > 0) return;
+            Target last = shared;
+            shared = null;
+            last.close();
+        } finally {
+            sharing.unlock();
+        }
     }
 
     /** Text like a record's, {@link #RECORD_BYTES} long. */

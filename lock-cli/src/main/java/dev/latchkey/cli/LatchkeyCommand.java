@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine;
@@ -52,7 +53,8 @@ public final class LatchkeyCommand implements Callable<Integer> {
     boolean verbose; // read from the parse result (failure) and the raw arguments (main), as it applies before parsing
 
     private final Map<String, String> env;
-    private Backends backends; // loaded on first use: commands that open no backend read no plugin
+    private final ReentrantLock backendsLoad = new ReentrantLock();
+    private Backends backends; // guarded by backendsLoad; loaded on first use: commands that open no backend read no plugin
 
     LatchkeyCommand(Map<String, String> env) {
         this.env = env;
@@ -66,15 +68,21 @@ public final class LatchkeyCommand implements Callable<Integer> {
     /**
      * The built-in backends and the plugins; each plugin problem is printed once on stderr, as the
      * plugin is left out, so a broken install is never silent (and never fails another scheme).
+     * Loaded once: a second caller waits while the first reads the plugins and prints their problems.
      */
-    synchronized Backends backends() {
-        if (backends == null) {
-            backends = Backends.load(env);
-            PrintWriter err = spec.commandLine().getErr();
-            backends.problems().forEach(p -> err.println("latchkey: " + p));
-            err.flush();
+    Backends backends() {
+        backendsLoad.lock();
+        try {
+            if (backends == null) {
+                backends = Backends.load(env);
+                PrintWriter err = spec.commandLine().getErr();
+                backends.problems().forEach(p -> err.println("latchkey: " + p));
+                err.flush();
+            }
+            return backends;
+        } finally {
+            backendsLoad.unlock();
         }
-        return backends;
     }
 
     /** {@code $HOME}, else the JVM's idea of it. */

@@ -9,6 +9,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -96,7 +97,9 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
 
     /**
      * Interrupts the running thread when the lease is lost, only while the run lasts: a loss reported
-     * after {@link #finish()} must not interrupt whatever the thread runs next.
+     * after {@link #finish()} must not interrupt whatever the thread runs next. The lock makes the two
+     * exclusive (a loss either lands before the end and is returned, or after it and is dropped); it
+     * is held for no I/O and no wait.
      *
      * <p>The same guard as lock-api's {@code LockedCall} (behind {@link LockManager#callLocked}), which
      * is package-private there; {@code callLocked} itself does not fit: it waits ({@code acquire})
@@ -105,24 +108,35 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
      */
     private static final class RunGuard {
         private final Thread runner;
-        private boolean running = true;
-        private LeaseLostException lost;
+        private final ReentrantLock lock = new ReentrantLock();
+        private boolean running = true; // guarded by lock
+        private LeaseLostException lost; // guarded by lock
 
         RunGuard(Thread runner) {
             this.runner = runner;
         }
 
-        synchronized void lost(LeaseLostException e) {
-            if (!running) return;
-            lost = e;
-            runner.interrupt();
+        void lost(LeaseLostException e) {
+            lock.lock();
+            try {
+                if (!running) return;
+                lost = e;
+                runner.interrupt();
+            } finally {
+                lock.unlock();
+            }
         }
 
         /** Ends the run; clears the interrupt this guard caused. Returns the loss, if any. */
-        synchronized LeaseLostException finish() {
-            running = false;
-            if (lost != null) Thread.interrupted();
-            return lost;
+        LeaseLostException finish() {
+            lock.lock();
+            try {
+                running = false;
+                if (lost != null) Thread.interrupted();
+                return lost;
+            } finally {
+                lock.unlock();
+            }
         }
     }
 }

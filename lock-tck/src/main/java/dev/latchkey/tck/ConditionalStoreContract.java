@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -287,13 +288,17 @@ public abstract class ConditionalStoreContract {
         String n = name("replace-race");
         clients.get(0).create(n, bytes("start")).orElseThrow(() -> new AssertionError("create failed"));
         List<String> failures = new ArrayList<>();
-        List<Set<String>> seenPerRound = new ArrayList<>();
+        ReentrantLock seenLock = new ReentrantLock();
+        List<Set<String>> seenPerRound = new ArrayList<>(); // written under seenLock; judged after the round's futures
         race(threads, raceRounds(), (round, i) -> {
             // every client reads for itself before the barrier; nothing writes until all have read
             StoredRecord seen = clients.get(i).read(n).orElseThrow(() -> new AssertionError("record vanished"));
-            synchronized (seenPerRound) {
+            seenLock.lock();
+            try {
                 while (seenPerRound.size() <= round) seenPerRound.add(new HashSet<>());
                 seenPerRound.get(round).add(seen.version());
+            } finally {
+                seenLock.unlock();
             }
             return () -> clients.get(i).replace(n, seen.version(), payload(round, i));
         }, (round, versions) -> {

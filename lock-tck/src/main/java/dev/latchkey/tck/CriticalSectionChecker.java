@@ -3,6 +3,7 @@ package dev.latchkey.tck;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A shared referee for code that claims to run under a lock, within one JVM. Every thread that
@@ -27,14 +28,18 @@ public final class CriticalSectionChecker {
        the lock under test keeps it exact. Without volatile a correct lock whose hand-over gives no
        Java happens-before edge (a remote store) could show a stale value: a false alarm. */
     private volatile long counter;
-    private final List<Long> tokens = new ArrayList<>();
+    private final ReentrantLock tokensLock = new ReentrantLock();
+    private final List<Long> tokens = new ArrayList<>(); // guarded by tokensLock
 
     /** Marks the start of a critical section held under {@code fencingToken} (0 if none). */
     public void enter(long fencingToken) {
         if (inside.getAndIncrement() != 0) overlaps.incrementAndGet();
         sections.incrementAndGet();
-        synchronized (tokens) {
+        tokensLock.lock();
+        try {
             tokens.add(fencingToken);
+        } finally {
+            tokensLock.unlock();
         }
     }
 
@@ -74,8 +79,11 @@ public final class CriticalSectionChecker {
 
     /** Fencing tokens in the order their sections were entered. */
     public List<Long> tokens() {
-        synchronized (tokens) {
+        tokensLock.lock();
+        try {
             return List.copyOf(tokens);
+        } finally {
+            tokensLock.unlock();
         }
     }
 

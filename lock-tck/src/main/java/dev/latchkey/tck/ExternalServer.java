@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
@@ -25,7 +26,8 @@ import java.util.function.Supplier;
  */
 public final class ExternalServer {
     private static final Map<String, String> STARTED = new ConcurrentHashMap<>();
-    private static Boolean docker;
+    private static final ReentrantLock DOCKER_PROBE = new ReentrantLock();
+    private static Boolean docker; // guarded by DOCKER_PROBE
 
     private ExternalServer() {}
 
@@ -53,18 +55,24 @@ public final class ExternalServer {
     /**
      * Whether Testcontainers is on the classpath and a Docker engine answers it. Asked only where an
      * engine is plausible ({@code DOCKER_HOST} set or {@code /var/run/docker.sock} present): a failed
-     * probe logs alarming errors.
+     * probe logs alarming errors. Probed once per JVM: a concurrent caller waits for the first probe's
+     * answer rather than probing the engine again.
      */
-    public static synchronized boolean dockerAvailable() {
-        if (docker == null) {
-            boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
-            try {
-                docker = plausible && org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
-            } catch (RuntimeException | LinkageError e) {
-                docker = false; // LinkageError: Testcontainers is not on the classpath
+    public static boolean dockerAvailable() {
+        DOCKER_PROBE.lock();
+        try {
+            if (docker == null) {
+                boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
+                try {
+                    docker = plausible && org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+                } catch (RuntimeException | LinkageError e) {
+                    docker = false; // LinkageError: Testcontainers is not on the classpath
+                }
             }
+            return docker;
+        } finally {
+            DOCKER_PROBE.unlock();
         }
-        return docker;
     }
 
     /** {@code uri} with query parameter {@code name} set to {@code value} (replacing any earlier value). */

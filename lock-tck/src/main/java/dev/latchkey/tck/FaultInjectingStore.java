@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link ConditionalStore} that puts the faults of real networks and real stores between a lock
@@ -40,7 +41,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * lands late; a reply that arrives after the lease's margin). {@link #chaos} injects the four faults
  * at random into writes, and {@link Fault#FAIL_BEFORE} into reads, for stress tests.
  *
- * <p>Thread-safe. Counts every call per {@link Op}, so tests can also prove that something did
+ * <p>Thread-safe: what is armed is taken under a lock that is never held across a delay or a call
+ * of the wrapped store. Counts every call per {@link Op}, so tests can also prove that something did
  * <em>no</em> I/O.
  */
 public final class FaultInjectingStore implements ConditionalStore {
@@ -54,6 +56,8 @@ public final class FaultInjectingStore implements ConditionalStore {
     private record Delay(Duration before, Duration after) {}
 
     private final ConditionalStore store;
+    /** Guards what is armed: {@link #armed}, {@link #delays}, {@link #chaos}, {@link #chaosRate}. */
+    private final ReentrantLock faults = new ReentrantLock();
     private final Map<Op, Deque<Fault>> armed = new EnumMap<>(Op.class);
     private final Map<Op, Deque<Delay>> delays = new EnumMap<>(Op.class);
     private final Map<Op, AtomicLong> calls = new EnumMap<>(Op.class);
@@ -77,8 +81,13 @@ public final class FaultInjectingStore implements ConditionalStore {
     }
 
     /** The next {@code times} calls of {@code op} suffer {@code fault}. */
-    public synchronized FaultInjectingStore arm(Op op, Fault fault, int times) {
-        for (int i = 0; i < times; i++) armed.get(op).add(fault);
+    public FaultInjectingStore arm(Op op, Fault fault, int times) {
+        faults.lock();
+        try {
+            for (int i = 0; i < times; i++) armed.get(op).add(fault);
+        } finally {
+            faults.unlock();
+        }
         return this;
     }
 
@@ -86,8 +95,13 @@ public final class FaultInjectingStore implements ConditionalStore {
      * The next call of {@code op} waits {@code beforeLanding} before it reaches the store and
      * {@code afterLanding} before its answer is returned.
      */
-    public synchronized FaultInjectingStore slow(Op op, Duration beforeLanding, Duration afterLanding) {
-        delays.get(op).add(new Delay(beforeLanding, afterLanding));
+    public FaultInjectingStore slow(Op op, Duration beforeLanding, Duration afterLanding) {
+        faults.lock();
+        try {
+            delays.get(op).add(new Delay(beforeLanding, afterLanding));
+        } finally {
+            faults.unlock();
+        }
         return this;
     }
 
@@ -96,17 +110,27 @@ public final class FaultInjectingStore implements ConditionalStore {
      * {@code rate}, and each read fails before it arrives with probability {@code rate / 2};
      * {@code rate = 0} stops it. The seed makes a failing run repeatable.
      */
-    public synchronized FaultInjectingStore chaos(double rate, long seed) {
-        this.chaosRate = rate;
-        this.chaos = rate > 0 ? new Random(seed) : null;
+    public FaultInjectingStore chaos(double rate, long seed) {
+        faults.lock();
+        try {
+            this.chaosRate = rate;
+            this.chaos = rate > 0 ? new Random(seed) : null;
+        } finally {
+            faults.unlock();
+        }
         return this;
     }
 
     /** Drops every armed fault, delay and chaos: a transparent wrapper again. */
-    public synchronized FaultInjectingStore heal() {
-        armed.values().forEach(Deque::clear);
-        delays.values().forEach(Deque::clear);
-        chaos = null;
+    public FaultInjectingStore heal() {
+        faults.lock();
+        try {
+            armed.values().forEach(Deque::clear);
+            delays.values().forEach(Deque::clear);
+            chaos = null;
+        } finally {
+            faults.unlock();
+        }
         return this;
     }
 
@@ -193,10 +217,13 @@ public final class FaultInjectingStore implements ConditionalStore {
         calls.get(op).incrementAndGet();
         Fault fault;
         Delay delay;
-        synchronized (this) {
+        faults.lock();
+        try {
             fault = armed.get(op).poll();
             if (fault == null && chaos != null) fault = randomFault(op);
             delay = delays.get(op).poll();
+        } finally {
+            faults.unlock();
         }
         if (fault != null) injected.get(op).incrementAndGet();
         if (delay != null) pause(delay.before());
@@ -212,7 +239,7 @@ public final class FaultInjectingStore implements ConditionalStore {
         return answer;
     }
 
-    /** Under the monitor: a random fault for this call, or null. */
+    /** Under {@link #faults}: a random fault for this call, or null. */
     private Fault randomFault(Op op) {
         if (op == Op.READ) return chaos.nextDouble() < chaosRate / 2 ? Fault.FAIL_BEFORE : null;
         if (chaos.nextDouble() >= chaosRate) return null;

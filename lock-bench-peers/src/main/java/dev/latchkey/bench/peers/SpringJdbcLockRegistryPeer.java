@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.postgresql.Driver;
@@ -62,7 +63,13 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
     private final String key = "latchkey-bench-spring-" + UUID.randomUUID();
     /** Table prefix without schema: the table is {@code <stem>lock}, its primary key {@code <stem>lock_pk}. */
     private final String stem = "latchkey_bench_spring_" + UUID.randomUUID().toString().substring(0, 8) + "_";
-    /** Open sessions; the first creates the table, the last to close drops it. Guarded by {@code this}. */
+    /**
+     * Guards {@link #open} and the table's DDL together, held across the {@code CREATE}/{@code DROP}: a
+     * session never opens on a table the last one is dropping. Harness bookkeeping, outside every timed
+     * call; the registry under measurement takes its own locks.
+     */
+    private final ReentrantLock tableUse = new ReentrantLock();
+    /** Open sessions; the first creates the table, the last to close drops it. Guarded by {@link #tableUse}. */
     private int open;
 
     @Override
@@ -110,9 +117,12 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
         SingleConnectionDataSource dataSource = new SingleConnectionDataSource(connection, true);
         try {
             JdbcTemplate sql = new JdbcTemplate(dataSource);
-            synchronized (this) {
+            tableUse.lock();
+            try {
                 if (open == 0) sql.execute(lockTableDdl(prefix));
                 open++;
+            } finally {
+                tableUse.unlock();
             }
             try {
                 return new SpringSession(dataSource, sql, prefix);
@@ -128,8 +138,11 @@ public final class SpringJdbcLockRegistryPeer implements Baseline {
 
     /** One session has closed; the last one drops the table. */
     private void closed(JdbcTemplate sql, String prefix) {
-        synchronized (this) {
+        tableUse.lock();
+        try {
             if (--open == 0) sql.execute("DROP TABLE IF EXISTS " + prefix + "LOCK");
+        } finally {
+            tableUse.unlock();
         }
     }
 

@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Collectors;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.TestSource;
@@ -32,7 +33,9 @@ import org.junit.platform.launcher.core.LauncherFactory;
  *
  * <p>JUnit instantiates the contract classes itself, so the settings reach them through a static
  * holder that is set only for the duration of {@link #run} — never through a system property or
- * a child's command line, where a URI's credentials could be seen. Runs are serialised per JVM.
+ * a child's command line, where a URI's credentials could be seen. Runs are serialised per JVM: the
+ * holder has room for one run's settings, so a second run waits (uninterruptibly) until the first has
+ * ended, its store I/O and all.
  * The verdict is only as good as the TCK: passing means the contract held for this run's
  * interleavings, not that no interleaving can break it.
  */
@@ -41,7 +44,7 @@ public final class LiveCheck {
     private static final int MESSAGE_LINES = 8;
     private static final int LINE_CHARS = 300;
 
-    private static final Object RUNNING = new Object();
+    private static final ReentrantLock RUNNING = new ReentrantLock();
     private static volatile Settings current;
 
     /** The contracts a check can run, by the name the output and {@code --contract} use. */
@@ -133,21 +136,21 @@ public final class LiveCheck {
     }
 
     public static Summary run(Settings settings, PrintWriter out) {
-        synchronized (RUNNING) {
+        RUNNING.lock();
+        try {
             current = settings;
-            try {
-                Reporter reporter = new Reporter(out);
-                LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
-                        .selectors(settings.contracts().stream().map(c -> selectClass(c.tests)).toList())
-                        .build(), reporter);
-                Summary summary = new Summary(reporter.outcomes);
-                if (summary.outcomes().isEmpty()) {
-                    throw new IllegalStateException("the JUnit launcher ran no TCK test (is junit-jupiter-engine on the class path?)");
-                }
-                return summary;
-            } finally {
-                current = null;
+            Reporter reporter = new Reporter(out);
+            LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
+                    .selectors(settings.contracts().stream().map(c -> selectClass(c.tests)).toList())
+                    .build(), reporter);
+            Summary summary = new Summary(reporter.outcomes);
+            if (summary.outcomes().isEmpty()) {
+                throw new IllegalStateException("the JUnit launcher ran no TCK test (is junit-jupiter-engine on the class path?)");
             }
+            return summary;
+        } finally {
+            current = null;
+            RUNNING.unlock();
         }
     }
 
