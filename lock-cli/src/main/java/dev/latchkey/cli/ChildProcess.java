@@ -1,159 +1,174 @@
 package dev.latchkey.cli;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
  * The command {@code latchkey run} supervises, started with the terminal's stdin/stdout/stderr,
- * and stoppable as a whole process tree.
+ * beside a guard process that stops every process of it — also after this JVM has died.
  *
- * <p><b>Guarantee.</b> {@link #terminate} sends SIGTERM to the command and to every descendant it
- * has at that moment, and once the grace period is over (or all of them have exited) SIGKILL to
- * each of them still running and to every descendant they started meanwhile; its future completes
- * only when every process so found has exited. A zombie counts as exited: it runs nothing, and
- * where no init reaps orphans it would otherwise never end. Not found, and so not stopped: a
- * descendant that left the tree before a walk found it (a double fork or daemon, re-parented to
- * init or a subreaper), and a child forked in the instant between the last walk and its parent's
- * SIGKILL. A process the kernel cannot kill (stuck in uninterruptible I/O) is waited for.
+ * <p><b>Guarantee.</b> The job's <em>members</em> are the command's process tree as it is at each
+ * look, and every process whose environment carries the job's marker ({@code LATCHKEY_LEASE_ID} of
+ * the lease, which descendants inherit also when they leave the tree: {@code setsid}, a double
+ * fork, a daemon). The guard, a {@code bash} started before the command and fed by a pipe from this
+ * JVM ({@code job-guard.bash}), watches that pipe:
+ * <ul>
+ *   <li>{@link #terminate()} asks it to stop the job: SIGTERM to every member, SIGKILL after the
+ *       grace to every member still running and every one found since; a write to a pipe, so it
+ *       needs no thread and never blocks;</li>
+ *   <li>when the command exits by itself, the members it left running are waited for
+ *       ({@link Leftovers#wait}) or stopped like that ({@link Leftovers#kill});</li>
+ *   <li>when this JVM dies (SIGKILL, a crash, the OOM killer), the pipe's end is read and every
+ *       member gets SIGKILL at once.</li>
+ * </ul>
+ * {@link #waitFor()} returns once the command has exited and the guard has finished: no member is
+ * left running, except those reported by {@link #survivors()} (processes of another user that
+ * this user may not signal, e.g. through {@code sudo}). Zombies count as ended. Not members, and so
+ * not stopped: a process that left the tree before a look found it <em>and</em> cleared its
+ * environment; a process that only the guard could stop when the guard itself was SIGKILLed too
+ * (a kill of the whole process group reaches the command as well, except what left its group).
  */
 final class ChildProcess {
-    /** How often exits are checked: a process that is not our child cannot be waited for, only polled. */
-    private static final long POLL_MILLIS = 10;
-    private static final boolean PROC_FS = Files.isDirectory(Path.of("/proc/self"));
+    /** What happens to processes the command leaves running when it exits by itself. */
+    enum Leftovers { wait, kill }
+
+    private static final String GUARD_SCRIPT = guardScript();
 
     private final Process process;
-    private final AtomicReference<CompletableFuture<Void>> termination = new AtomicReference<>();
+    private final Process guard;
+    private final OutputStream requests;
+    private final ReentrantLock requestLock = new ReentrantLock();
+    private boolean stopRequested; // guarded by requestLock
 
-    private ChildProcess(Process process) {
+    private ChildProcess(Process process, Process guard) {
         this.process = process;
+        this.guard = guard;
+        this.requests = guard.getOutputStream();
     }
 
     /**
-     * Starts {@code command} with latchkey's environment as {@code environment} edits it.
+     * Starts the guard, then {@code command} with latchkey's environment as {@code environment}
+     * edits it.
      *
-     * @throws IOException when the command cannot be started (not found, not executable)
+     * @param marker the value of {@code LATCHKEY_LEASE_ID} the command's environment carries, or
+     *               null when it carries none (its descendants are then found by the tree alone)
+     * @param grace  between SIGTERM and SIGKILL when the job is stopped
+     * @throws IOException when the command cannot be started (not found, not executable), or no
+     *                     guard could be (no {@code bash} on the PATH)
      */
-    static ChildProcess start(List<String> command, Consumer<Map<String, String>> environment) throws IOException {
+    static ChildProcess start(List<String> command, Consumer<Map<String, String>> environment, String marker,
+                              Duration grace, Leftovers leftovers) throws IOException {
+        Process guard;
+        try {
+            guard = new ProcessBuilder("bash", "-c", GUARD_SCRIPT, "latchkey-guard", Long.toString(grace.toMillis()),
+                    leftovers.name(), marker == null ? "" : marker)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+        } catch (IOException e) {
+            throw new GuardUnavailableException(e);
+        }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         environment.accept(builder.environment());
-        return new ChildProcess(builder.start());
+        Process process;
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            guard.getOutputStream().close(); // nothing to guard: the guard ends at once
+            throw e;
+        }
+        ChildProcess child = new ChildProcess(process, guard);
+        child.request("job " + process.pid());
+        return child;
+    }
+
+    /** No guard could be started: CMD was not started either. */
+    static final class GuardUnavailableException extends IOException {
+        GuardUnavailableException(IOException cause) {
+            super("cannot start bash, which latchkey needs to guard CMD's processes: " + cause.getMessage(), cause);
+        }
     }
 
     /**
      * The command's exit status ({@code 128+n} if signal {@code n} killed it, as the JDK reports it on
-     * Unix), once it has exited and, if it is being terminated, its whole tree with it.
+     * Unix), once it has exited and the guard has finished with the rest of the job.
      */
     int waitFor() throws InterruptedException {
         int status = process.waitFor();
+        request("ended");
         awaitTermination();
         return status;
     }
 
-    /** Returns once a termination begun by {@link #terminate} has finished; at once if none was. */
+    /** Returns once the guard has finished: the command and every member it found have ended. */
     void awaitTermination() throws InterruptedException {
-        CompletableFuture<Void> running = termination.get();
-        if (running == null) return;
-        try {
-            running.get();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("terminating the command failed", e.getCause());
-        }
+        guard.waitFor();
     }
 
+    /** True once {@link #terminate()} was called. */
     boolean isTerminating() {
-        return termination.get() != null;
+        requestLock.lock();
+        try {
+            return stopRequested;
+        } finally {
+            requestLock.unlock();
+        }
     }
 
     /**
-     * Stops the tree as the class describes, on a thread of its own (callers include lease-loss
-     * listeners, which must not block). Idempotent: a second call returns the first one's future.
+     * Asks the guard to stop the job as the class describes; returns at once (callers include
+     * lease-loss listeners on the timer thread). Idempotent.
      */
-    CompletableFuture<Void> terminate(Duration grace) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        if (!termination.compareAndSet(null, done)) return termination.get();
-        Thread t = new Thread(() -> {
-            try {
-                stopTree(grace);
-                done.complete(null);
-            } catch (Throwable e) {
-                done.completeExceptionally(e);
-            }
-        }, "latchkey-terminate");
-        t.setDaemon(true);
-        t.start();
-        return done;
-    }
-
-    private void stopTree(Duration grace) throws InterruptedException {
-        // walk first: once the command dies its children are re-parented and no longer found
-        Set<ProcessHandle> tree = walk(List.of(process.toHandle()));
-        tree.forEach(ProcessHandle::destroy);
-        long graceEnd = System.nanoTime() + grace.toNanos();
-        while (!allExited(tree) && System.nanoTime() - graceEnd < 0) Thread.sleep(POLL_MILLIS);
-        // walk the survivors again before each round of SIGKILLs, so a child forked during the grace
-        // is found while its parent still holds it; stop when a round finds nothing new
-        boolean grew = true;
-        while (grew) {
-            Set<ProcessHandle> round = walk(running(tree));
-            grew = tree.addAll(round);
-            round.forEach(ProcessHandle::destroyForcibly);
-        }
-        while (!allExited(tree)) Thread.sleep(POLL_MILLIS);
-    }
-
-    /** The given processes and all their descendants. */
-    private static Set<ProcessHandle> walk(Collection<ProcessHandle> roots) {
-        Set<ProcessHandle> found = new LinkedHashSet<>();
-        for (ProcessHandle root : roots) {
-            found.add(root);
-            root.descendants().forEach(found::add);
-        }
-        return found;
-    }
-
-    private static List<ProcessHandle> running(Collection<ProcessHandle> processes) {
-        List<ProcessHandle> running = new ArrayList<>();
-        for (ProcessHandle p : processes) {
-            if (!hasExited(p)) running.add(p);
-        }
-        return running;
-    }
-
-    private static boolean allExited(Collection<ProcessHandle> processes) {
-        return running(processes).isEmpty();
-    }
-
-    /** Exited, or a zombie (which the JDK reports as alive). */
-    static boolean hasExited(ProcessHandle p) {
-        return !p.isAlive() || isZombie(p.pid());
-    }
-
-    /** Linux: state Z or X in {@code /proc/PID/stat}. Elsewhere false, and {@link ProcessHandle#isAlive} decides. */
-    private static boolean isZombie(long pid) {
-        if (!PROC_FS) return false;
+    void terminate() {
+        requestLock.lock();
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.UTF_8);
-            int end = stat.lastIndexOf(')'); // the command name in parentheses may itself hold spaces and ')'
-            char state = end >= 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
-            return state == 'Z' || state == 'X';
-        } catch (NoSuchFileException e) {
-            return true; // gone between the two looks
-        } catch (IOException | RuntimeException e) {
-            return false;
+            if (stopRequested) return;
+            stopRequested = true;
+        } finally {
+            requestLock.unlock();
+        }
+        request("stop");
+    }
+
+    /**
+     * After {@link #awaitTermination()}: the members the guard could not stop (it prints them on
+     * stderr), or an empty list. A guard that ended otherwise than as designed counts as leaving the
+     * whole job unconfirmed.
+     */
+    String survivors() {
+        return switch (guard.exitValue()) {
+            case 0 -> "";
+            case 3 -> "processes of CMD that latchkey may not signal (another user's; listed above)";
+            default -> "CMD's processes, unconfirmed: the guard ended with status " + guard.exitValue();
+        };
+    }
+
+    private void request(String line) {
+        requestLock.lock();
+        try {
+            requests.write((line + "\n").getBytes(StandardCharsets.US_ASCII));
+            requests.flush();
+        } catch (IOException e) {
+            // the guard has ended (killed from outside): survivors() says so once it is reaped
+        } finally {
+            requestLock.unlock();
+        }
+    }
+
+    private static String guardScript() {
+        try (InputStream in = ChildProcess.class.getResourceAsStream("job-guard.bash")) {
+            if (in == null) throw new IllegalStateException("job-guard.bash is missing from latchkey's jar");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }

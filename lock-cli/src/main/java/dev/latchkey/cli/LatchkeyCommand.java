@@ -214,18 +214,4 @@ public final class LatchkeyCommand implements Callable<Integer> {
         }
         if (!verbose) Logger.getLogger("").setLevel(Level.OFF);
     }
-
-    /** For messages: the command line as one printable, bounded string. */
-    static String summary(List<String> command, int max) {
-        StringBuilder sb = new StringBuilder();
-        for (String part : command) {
-            if (sb.length() > 0) sb.append(' ');
-            sb.append(part);
-        }
-        String s = sb.toString().codePoints()
-                .map(c -> Character.isISOControl(c) ? '?' : c)
-                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
-                .toString();
-        return s.length() <= max ? s : s.substring(0, max - 1) + "…";
-    }
 }

@@ -139,6 +139,17 @@ final class RunCommand implements Callable<Integer> {
                     + "SIGTERM/SIGINT stops CMD) any value; default 10s.")
     Duration grace;
 
+    @Option(names = "--leftovers", defaultValue = "wait", paramLabel = "wait|kill",
+            description = "Processes CMD leaves running when it exits by itself (a background job, a daemon, a double "
+                    + "fork): wait = hold the lock until the last of them has exited, as flock(1) does (default); "
+                    + "kill = stop them (SIGTERM, SIGKILL after --grace), as systemd stops a unit, then release.")
+    ChildProcess.Leftovers leftovers;
+
+    @Option(names = "--record-args", description = "Record CMD's arguments in the lock's metadata, which every "
+            + "client of the store can read ('status', 'list'), also after release. By default only the program's "
+            + "name and a hash of its arguments are recorded, since arguments may hold secrets.")
+    boolean recordArgs;
+
     @Option(names = "--busy-exit", defaultValue = "75", paramLabel = "CODE",
             description = "Exit status when the lock is still busy after --wait, 0..255 (default: ${DEFAULT-VALUE}). "
                     + "0 = skip quietly, as cron wants: exit 0, with the one stderr line naming the holder.")
@@ -164,8 +175,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         if (bypassLock) return runBypassing(err);
         Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace) : graceOnSignalOnly();
-        LeaseOptions options = LeaseOptions.ttl(ttl)
-                .withMetadata(Map.of("cmd", LatchkeyCommand.summary(command, 256)));
+        LeaseOptions options = LeaseOptions.ttl(ttl).withMetadata(Map.of("cmd", JobRecord.describe(command, recordArgs)));
         try (LockManager locks = root.open(uri)) {
             if (force) breakHolder(locks, err);
             Optional<Lease> lease;
@@ -215,9 +225,9 @@ final class RunCommand implements Callable<Integer> {
                 + "'; it may run beside whoever holds it");
         err.flush();
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
-        Thread hook = stopOnSignal(child, graceOnSignalOnly(), () -> {});
+        Thread hook = stopOnSignal(child, () -> {});
         try {
-            child.complete(ChildProcess.start(command, JobEnvironment::clear));
+            child.complete(ChildProcess.start(command, JobEnvironment::clear, null, graceOnSignalOnly(), leftovers));
             return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
@@ -294,7 +304,7 @@ final class RunCommand implements Callable<Integer> {
         // signal that comes while CMD is starting still stops CMD
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
-        Thread hook = stopOnSignal(child, grace, () -> releaseQuietly(lease, released));
+        Thread hook = stopOnSignal(child, () -> releaseQuietly(lease, released));
         int status;
         AtomicReference<LeaseLostException> lost = new AtomicReference<>();
         AtomicBoolean warned = new AtomicBoolean();
@@ -302,7 +312,8 @@ final class RunCommand implements Callable<Integer> {
         AtomicBoolean cmdEnded = new AtomicBoolean();
         try {
             try {
-                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env)));
+                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env),
+                        lease.leaseId(), grace, leftovers));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
@@ -313,7 +324,7 @@ final class RunCommand implements Callable<Integer> {
                 lost.compareAndSet(null, e);
                 if (cmdEnded.get()) return; // nothing left to stop or warn about here: the end of the run reports it
                 if (onLost == OnLost.kill) {
-                    child.join().terminate(grace);
+                    child.join().terminate(); // a write to the guard's pipe: no thread, no wait
                 } else {
                     warnIgnored(err, warned, e);
                 }
@@ -328,11 +339,14 @@ final class RunCommand implements Callable<Integer> {
         LeaseLostException e = lost.get();
         if (e == null) return status;
         if (onLost == OnLost.kill) {
-            child.join().awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
-            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (child.join().isTerminating()
-                    ? "; CMD was terminated" + (e.reason().ranOutLocally() ? " before anyone else could get the lock"
-                            : ", but the next holder may have got the lock before")
-                    : "; CMD had already ended by itself (status " + status + ")") + ": " + e.getMessage());
+            ChildProcess job = child.join();
+            job.awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
+            String survivors = job.survivors();
+            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (!job.isTerminating()
+                    ? "; CMD had already ended by itself (status " + status + ")"
+                    : !survivors.isEmpty() ? "; CMD was terminated, except " + survivors
+                    : "; CMD was terminated" + (e.reason().ranOutLocally() ? " before anyone else could get the lock"
+                            : ", but the next holder may have got the lock before")) + ": " + e.getMessage());
             err.flush();
             return ExitCodes.LEASE_LOST;
         }
@@ -369,13 +383,16 @@ final class RunCommand implements Callable<Integer> {
      * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
      * JVM ends. Remove it with {@link #unhook} once CMD has exited.
      */
-    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Duration grace, Runnable then) {
+    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Runnable then) {
         Thread hook = new Thread(() -> {
             ChildProcess running = child.join(); // null if CMD could not be started
-            try {
-                if (running != null) running.terminate(grace).join();
-            } catch (RuntimeException e) {
-                // shutting down: nothing more can be done for CMD here
+            if (running != null) {
+                running.terminate();
+                try {
+                    running.awaitTermination();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt(); // shutting down: the guard finishes the job without us
+                }
             }
             then.run();
         }, "latchkey-shutdown");
@@ -394,6 +411,11 @@ final class RunCommand implements Callable<Integer> {
     /** CMD could not be started: says why, and exits as a shell would. */
     private int cannotRun(IOException e, PrintWriter err) {
         String msg = String.valueOf(e.getMessage());
+        if (e instanceof ChildProcess.GuardUnavailableException) {
+            err.println("latchkey: " + msg);
+            err.flush();
+            return ExitCodes.UNAVAILABLE;
+        }
         err.println("latchkey: cannot run '" + command.get(0) + "': " + msg);
         err.flush();
         return msg.contains("error=2,") ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;

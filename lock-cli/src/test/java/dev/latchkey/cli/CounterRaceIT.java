@@ -24,12 +24,19 @@ class CounterRaceIT {
     @TempDir
     static Path locks;
 
-    /** Every backend, on its real server (started by {@code scripts/<name>.sh} unless its env variable names one). */
     static Stream<Named<Race>> uris() {
+        return uris(locks);
+    }
+
+    /**
+     * Every backend, on its real server (started by {@code scripts/<name>.sh} unless its env variable
+     * names one); {@code file://} under {@code files}.
+     */
+    static Stream<Named<Race>> uris(Path files) {
         String postgres = ExternalServer.uri("LATCHKEY_TEST_POSTGRES_URI", "postgres");
         String azure = ExternalServer.uri("LATCHKEY_TEST_AZURE_URI", "azurite");
         return Stream.of(
-                backend("file://" + locks.resolve("file-backend")),
+                backend("file://" + files.resolve("file-backend")),
                 backend(withParam(postgres, "mode", "advisory")),
                 // a schema holds the locks of one mode: lease mode in a schema of its own
                 backend(withParam(withParam(postgres, "mode", "lease"), "schema", "latchkey_lease")),

@@ -167,7 +167,7 @@ class LatchkeyCommandTest {
             Result r = running.get(60, TimeUnit.SECONDS);
             assertThat(r.status()).as(r.err()).isEqualTo(76);
             assertThat(r.errLine()).contains("lost the lock 'k'").contains("CMD was terminated");
-            assertThat(tree).as("CMD and its TERM-ignoring child, when run returned").allMatch(ChildProcess::hasExited);
+            assertThat(tree).as("CMD and its TERM-ignoring child, when run returned").allMatch(ProcessTrees::hasExited);
             assertThat(Duration.ofNanos(System.nanoTime() - lostAt)).as("from the loss to run's exit; CMD sleeps 10 minutes")
                     .isLessThan(ProcessTrees.SOON);
         } finally {
@@ -382,9 +382,12 @@ class LatchkeyCommandTest {
     }
 
     @Test
-    void summaryIsPrintableAndBounded() {
-        assertThat(LatchkeyCommand.summary(List.of("sh", "-c", "a\nb"), 256)).isEqualTo("sh -c a?b");
-        assertThat(LatchkeyCommand.summary(List.of("x".repeat(300)), 256)).hasSize(256);
+    void jobRecordIsPrintableBoundedAndKeepsArgumentsOnlyWhenAsked() {
+        assertThat(JobRecord.describe(List.of("sh", "-c", "a\nb"), true)).isEqualTo("sh -c a?b");
+        assertThat(JobRecord.describe(List.of("x".repeat(300)), true)).hasSize(256);
+        assertThat(JobRecord.describe(List.of("mysqldump", "-pHunter2", "db"), false))
+                .isEqualTo("mysqldump (2 arguments, not recorded)").doesNotContain("Hunter2");
+        assertThat(JobRecord.describe(List.of("true"), false)).isEqualTo("true");
     }
 
     @Test

@@ -93,22 +93,95 @@ class LatchkeyJarIT {
         assertThat(holder.await().status()).isZero();
     }
 
+    /**
+     * kill -9 of the holding latchkey: the OS lock dies with its JVM, so the key is free at once (the
+     * lease's 10 minute TTL has not run out), and latchkey's guard kills the orphaned CMD.
+     */
     @Test
-    void killedHolderFreesTheLockAtOnce() throws Exception {
+    void killedHolderFreesTheLockAtOnceAndTakesItsJobAlong() throws Exception {
         JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "k9", "--ttl", "10m", "--",
                 "sh", "-c", "echo started; exec sleep 300");
         holder.awaitOut("started");
         List<ProcessHandle> children = holder.process.descendants().toList();
-        holder.process.destroyForcibly(); // kill -9 of the latchkey JVM; its sleep lives on, orphaned
+        holder.process.destroyForcibly();
         holder.process.waitFor();
         try {
-            assertThat(children).anyMatch(ProcessHandle::isAlive);
-            // --wait 0: a single attempt; the lease's 10 minute TTL has certainly not run out
+            for (ProcessHandle child : children) child.onExit().get(ProcessTrees.SOON.toSeconds(), TimeUnit.SECONDS);
             JarCli.Result next = JarCli.run(dir, "run", "--uri", uri, "--key", "k9", "--wait", "0", "--", "echo", "ok");
             assertThat(next.status()).as(next.err()).isZero();
             assertThat(next.out()).isEqualTo("ok\n");
+            assertThat(holder.err()).contains("latchkey's JVM ended while CMD ran: CMD's processes were killed");
         } finally {
             children.forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** A JVM crash (SIGABRT: what a fatal error or -XX:+CrashOnOutOfMemoryError does) takes the job along too. */
+    @Test
+    void crashedHolderTakesItsJobAlong() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "crash", "--ttl", "10m", "--",
+                "sh", "-c", "(setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 600' &); exec sleep 600");
+        ProcessHandle away = ProcessTrees.awaitPids(dir.resolve("pid"), holder.process.onExit()).get(0);
+        try {
+            Process abort = new ProcessBuilder("kill", "-ABRT", Long.toString(holder.process.pid())).start();
+            assertThat(abort.waitFor()).isZero();
+            holder.process.waitFor();
+            away.onExit().get(ProcessTrees.SOON.toSeconds(), TimeUnit.SECONDS);
+            JarCli.Result next = JarCli.run(dir, "run", "--uri", uri, "--key", "crash", "--", "true");
+            assertThat(next.status()).as(next.err()).isZero();
+        } finally {
+            away.destroyForcibly();
+        }
+    }
+
+    /**
+     * CMD exits at once, leaving a process in a session of its own that writes a line a second later:
+     * by default latchkey holds the lock until that process has exited too, as flock(1) would.
+     */
+    @Test
+    void leftoversAreWaitedForBeforeTheRelease() throws Exception {
+        JarCli.Result r = JarCli.run(dir, "run", "--uri", uri, "--key", "left", "--", "sh", "-c",
+                "(setsid sh -c 'sleep 1; echo late > late.tmp; mv late.tmp late' &); echo done");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(dir.resolve("late")).as("the leftover's line, when latchkey exited").exists();
+    }
+
+    /** With --leftovers kill, what CMD left running is stopped (SIGTERM, then SIGKILL: it ignores SIGTERM) before the release. */
+    @Test
+    void leftoversKilledOnRequest() throws Exception {
+        JarCli.Result r = JarCli.run(dir, "run", "--uri", uri, "--key", "left", "--leftovers", "kill", "--grace", "200ms",
+                "--", "sh", "-c", "(setsid sh -c 'trap \"\" TERM; echo $$ > pid; exec sleep 600' &);"
+                        + " while [ ! -s pid ]; do sleep 0.01; done");
+        ProcessHandle away = ProcessHandle.of(Long.parseLong(Files.readString(dir.resolve("pid")).strip())).orElse(null);
+        try {
+            assertThat(r.status()).as(r.err()).isZero();
+            assertThat(away == null || ProcessTrees.hasExited(away)).as("the leftover, when latchkey exited").isTrue();
+        } finally {
+            if (away != null) away.destroyForcibly();
+        }
+    }
+
+    /**
+     * The lease is broken while CMD runs; CMD ignores SIGTERM, and so does a process it double-forked
+     * into a session of its own (no longer in CMD's tree): both are gone when latchkey exits 76.
+     */
+    @Test
+    void lostLeaseKillsADoubleForkedTermIgnoringDescendant() throws Exception {
+        JarCli.Running holder = JarCli.start(dir, "run", "--uri", uri, "--key", "away", "--ttl", "5s", "--", "sh", "-c",
+                "trap '' TERM; (setsid sh -c 'trap \"\" TERM; echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 600' &);"
+                        + " exec sleep 600");
+        ProcessHandle away = ProcessTrees.awaitPids(dir.resolve("pid"), holder.process.onExit()).get(0);
+        try {
+            assertThat(away.parent().map(ProcessHandle::pid)).as("re-parented away from CMD's tree").isNotEqualTo(
+                    java.util.Optional.of(holder.process.pid()));
+            JarCli.Result release = JarCli.run(dir, "release", "--uri", uri, "--force", "away");
+            assertThat(release.status()).as(release.err()).isZero();
+            JarCli.Result r = holder.await();
+            assertThat(r.status()).as(r.err()).isEqualTo(76);
+            assertThat(r.err()).contains("CMD was terminated");
+            assertThat(ProcessTrees.hasExited(away)).as("the double-forked descendant, when latchkey exited").isTrue();
+        } finally {
+            away.destroyForcibly();
         }
     }
 
@@ -127,7 +200,7 @@ class LatchkeyJarIT {
             assertThat(r.status()).as(r.err()).isEqualTo(76);
             assertThat(r.err().lines()).singleElement().asString().contains("lost the lock 'lost'")
                     .contains("CMD was terminated");
-            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ChildProcess::hasExited);
+            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ProcessTrees::hasExited);
             assertThat(Duration.ofNanos(System.nanoTime() - lostAt)).as("from the break to latchkey's exit")
                     .isLessThan(ProcessTrees.SOON);
         } finally {
@@ -145,7 +218,7 @@ class LatchkeyJarIT {
             long signalledAt = System.nanoTime();
             holder.process.destroy(); // SIGTERM
             assertThat(holder.await().status()).isEqualTo(128 + 15);
-            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ChildProcess::hasExited);
+            assertThat(tree).as("CMD and its child, when latchkey exited").allMatch(ProcessTrees::hasExited);
             assertThat(Duration.ofNanos(System.nanoTime() - signalledAt)).as("from SIGTERM to latchkey's exit")
                     .isLessThan(ProcessTrees.SOON);
             JarCli.Result status = JarCli.run(dir, "status", "--uri", uri, "sig");

@@ -48,7 +48,7 @@ class LostLeaseOverlapIT {
             proxy.blackhole(); // the holder's store stops answering: renewals hang, none lands
 
             JarCli.Result lost = holder.await();
-            assertThat(tree).as("the holder's CMD and child, when it exited").allMatch(ChildProcess::hasExited);
+            assertThat(tree).as("the holder's CMD and child, when it exited").allMatch(ProcessTrees::hasExited);
             JarCli.Result after = next.await();
 
             List<String> log = Files.readAllLines(dir.resolve("log"), StandardCharsets.UTF_8);

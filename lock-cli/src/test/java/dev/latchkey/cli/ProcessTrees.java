@@ -3,6 +3,7 @@ package dev.latchkey.cli;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +33,21 @@ final class ProcessTrees {
                     .orElseThrow(() -> new AssertionError("process " + pid + " ended before it was looked up")));
         }
         return found;
+    }
+
+    /** Exited, or a zombie (which the JDK reports as alive). */
+    static boolean hasExited(ProcessHandle p) {
+        if (!p.isAlive()) return true;
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"), StandardCharsets.UTF_8);
+            int end = stat.lastIndexOf(')'); // the command name in parentheses may itself hold spaces and ')'
+            char state = end >= 0 && end + 2 < stat.length() ? stat.charAt(end + 2) : '?';
+            return state == 'Z' || state == 'X';
+        } catch (NoSuchFileException e) {
+            return true; // gone between the two looks
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Waits until {@code file} exists (the command writes it atomically) and returns its text; fails if {@code owner} ends first. */

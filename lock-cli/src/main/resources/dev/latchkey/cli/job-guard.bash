@@ -1,0 +1,97 @@
+# latchkey's job guard: a small bash process beside CMD that outlives latchkey's JVM long enough to
+# kill every process of the job. Run as: bash -c SCRIPT latchkey-guard GRACE LEFTOVERS MARKER
+# Its stdin is a pipe from the JVM, which writes one request a line:
+#   job PID   CMD was started as PID (the root of the tree to stop)
+#   stop      stop the job: SIGTERM to every member, SIGKILL after GRACE ms; exit when all are gone
+#   ended     CMD exited by itself: LEFTOVERS=kill stops the rest as for stop; LEFTOVERS=wait exits
+#             once no member is left
+# End of input means the JVM died (kill -9, a crash, the OOM killer): every member gets SIGKILL at
+# once, since the store may free the key as soon as the JVM is gone.
+# Members: CMD's process tree as it is at each look, and every process whose environment carries
+# LATCHKEY_LEASE_ID=MARKER (which CMD's descendants inherit, also after they left the tree: setsid,
+# a double fork, a daemon). Zombies count as gone. The guard exits 0 once no member is left; 3 if some could not be killed.
+grace=$1 leftovers=$2 marker=$3
+trap '' INT TERM HUP QUIT   # only SIGKILL ends the guard before the job: the JVM's signals reach CMD itself
+job=
+exec {nap}<> <(:)           # a pipe nothing is written to: read -t on it sleeps without a process
+
+nap() { read -r -t "$1" -u "$nap" _; }
+
+# the pids of the members, one a line
+members() {
+  local marked=
+  [[ -n $marker ]] && marked=$(grep -slzxF -- "LATCHKEY_LEASE_ID=$marker" /proc/[0-9]*/environ)
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v roots="$job ${marked//[!0-9]/ }" -v me=$$ '
+    { i = length($0); while (i > 0 && substr($0, i, 1) != ")") i--   # comm may hold spaces and ")"
+      split(substr($0, i + 2), f, " "); state[$1] = f[1]; parent[$1] = f[2] }
+    END {
+      n = split(roots, r, " "); for (k = 1; k <= n; k++) if (r[k] in state) in_job[r[k]] = 1
+      do { grew = 0; for (p in parent) if (!(p in in_job) && (parent[p] in in_job)) { in_job[p] = 1; grew = 1 } } while (grew)
+      for (p in in_job) if (p != me && parent[p] != me && state[p] != "Z" && state[p] != "X") print p
+    }'
+}
+
+# true while one of the given pids still runs (a zombie has ended)
+running() {
+  local p s
+  for p; do
+    read -r s 2>/dev/null < "/proc/$p/stat" || continue
+    s=${s##*) }
+    [[ ${s:0:1} == [ZX] ]] || return 0
+  done
+  return 1
+}
+
+# SIGTERM to every member, SIGKILL after $1 ms (at once for 0) to every member left and every one
+# found since; returns once none is left but those this user may not signal (another user's, as
+# through sudo), which are named on stderr, and then fails
+stop() {
+  local pids p ticks denied=
+  pids=$(members)
+  if [[ $1 != 0 && -n $pids ]]; then
+    kill -TERM $pids 2>/dev/null
+    ticks=$(( $1 / 10 ))
+    while (( ticks-- > 0 )) && running $pids; do nap 0.01; done
+  fi
+  while pids=$(members); [[ -n $pids ]]; do
+    local left=
+    for p in $pids; do
+      [[ " $denied " == *" $p "* ]] && continue
+      kill -KILL "$p" 2>/dev/null || { running "$p" && denied+=" $p"; }
+      left+=" $p"
+    done
+    [[ -n $left ]] || break
+    nap 0.01
+  done
+  [[ -z $denied ]] && return 0
+  for p in $denied; do
+    echo "latchkey: could not kill process $p of CMD ($(ps -o user=,args= -p "$p" 2>/dev/null || echo "not ours to signal")): it may still run" >&2
+  done
+  return 3
+}
+
+while :; do
+  if ! read -r request arg; then
+    stop 0; status=$?
+    echo "latchkey: latchkey's JVM ended while CMD ran: CMD's processes were killed" >&2
+    exit $status
+  fi
+  case $request in
+    job) job=$arg ;;
+    stop) stop "$grace"; exit ;;
+    ended)
+      job=  # reaped by the JVM: its pid may be reused
+      [[ $leftovers == kill ]] && { stop "$grace"; exit; }
+      # wait for the processes CMD left running; a stop request or the JVM's end still applies
+      while [[ -n $(members) ]]; do
+        if read -r -t 0.2 request arg; then
+          [[ $request == stop ]] && { stop "$grace"; exit; }
+        elif (( $? <= 128 )); then
+          stop 0; status=$?
+          echo "latchkey: latchkey's JVM ended while CMD's leftover processes ran: they were killed" >&2
+          exit $status
+        fi
+      done
+      exit 0 ;;
+  esac
+done

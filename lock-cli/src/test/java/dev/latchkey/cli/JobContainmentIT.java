@@ -1,0 +1,83 @@
+package dev.latchkey.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The command's one promise, on every backend and its real server: the lock is never free while a
+ * process of the job runs — also when {@code latchkey run} itself is killed with SIGKILL (the OOM
+ * killer, a container runtime, {@code kill -9}) and the job left its session ({@code setsid}).
+ *
+ * <p>Both jobs append to one log ({@code O_APPEND}: the file's order is the order of the writes).
+ * The first job writes "A" lines from CMD and from a descendant that left CMD's session and process
+ * tree; its latchkey is killed while a second {@code latchkey run} of the same key waits. The second
+ * job writes "B-start" first. No "A" line may follow "B-start", and every process of the first job
+ * must be gone by the time the second ends. Before the guard, the first job wrote on beside the
+ * second on every backend (on {@code file://} at once; elsewhere once the TTL had passed).
+ */
+class JobContainmentIT {
+    @TempDir
+    static Path locks;
+
+    @TempDir
+    Path dir;
+
+    static List<Named<CounterRaceIT.Race>> backends() {
+        return CounterRaceIT.uris(locks).toList();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("backends")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES) // hang guard only
+    void killedLatchkeyTakesItsWholeJobAlong(CounterRaceIT.Race backend) throws Exception {
+        Path log = dir.resolve("log");
+        String key = "contained-" + System.nanoTime();
+        // the shortest TTL each backend takes: Azure's blob leases last 15 to 60 s
+        String ttl = backend.uri().startsWith("azblob:") && backend.uri().contains("mode=lease") ? "15s" : "5s";
+        // CMD writes, and so does a grandchild in a session of its own, re-parented to init at once
+        JarCli.Running first = JarCli.start(dir, "run", "--uri", backend.uri(), "--key", key, "--ttl", ttl, "--",
+                "sh", "-c", "(setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp setsid.pid;"
+                        + " while :; do echo A-setsid >> log; sleep 0.02; done' &);"
+                        + " echo $$ > cmd.pid; while :; do echo A >> log; sleep 0.02; done");
+        List<ProcessHandle> job = List.of(
+                ProcessTrees.awaitPids(dir.resolve("cmd.pid"), first.process.onExit()).get(0),
+                ProcessTrees.awaitPids(dir.resolve("setsid.pid"), first.process.onExit()).get(0));
+        JarCli.Running second = JarCli.start(dir, "run", "--uri", backend.uri(), "--key", key, "--wait", "2m",
+                "--ttl", ttl, "--", "sh", "-c", "echo B-start >> log; echo B >> log");
+        try {
+            awaitLine(log, "A-setsid");
+            first.process.destroyForcibly(); // kill -9 of latchkey's JVM
+            first.process.waitFor();
+            JarCli.Result next = second.await();
+            assertThat(next.status()).as(next.err()).isZero();
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            int start = lines.indexOf("B-start");
+            assertThat(start).as("the second job ran").isNotNegative();
+            assertThat(lines.subList(start, lines.size())).as("the log from the second job's start on")
+                    .noneMatch(line -> line.startsWith("A"));
+            assertThat(job).as("the first job's processes").allMatch(ProcessTrees::hasExited);
+            assertThat(first.err()).contains("CMD's processes were killed");
+        } finally {
+            job.forEach(ProcessHandle::destroyForcibly);
+            second.process.destroyForcibly();
+        }
+    }
+
+    private static void awaitLine(Path log, String line) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (!Files.exists(log) || !Files.readAllLines(log, StandardCharsets.UTF_8).contains(line)) {
+            if (System.nanoTime() > deadline) throw new AssertionError("no '" + line + "' in " + log);
+            Thread.sleep(20); // polls the condition "the job has written its line"
+        }
+    }
+}
