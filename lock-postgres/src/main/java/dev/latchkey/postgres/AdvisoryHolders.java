@@ -18,8 +18,12 @@ import java.util.Optional;
  * {@code application_name} ({@link #marker}), set by the statement that takes the lock and reset by
  * the one that releases it; the row describes the holding only if its lease id is the one the
  * session names (for a session that names none — other software, an older Latchkey — only if its
- * backend pid is the holder's). Breaking a holder ends its session: the server frees its locks at
- * once, and the broken lease learns it within {@link SessionWatch#INTERVAL}.
+ * backend pid is the holder's). A holding's {@code expiresAt} is a TTL after the session's last
+ * statement ended ({@code pg_stat_activity.state_change}): every statement of a held session is its
+ * lease's (the acquisition, renewals, the row write), so it moves with each renewal at no cost to the
+ * holder; a role that may not see the holder's activity (another role without
+ * {@code pg_read_all_stats}) gets the acquisition's TTL instead. Breaking a holder ends its session:
+ * the server frees its locks at once, and the broken lease learns it within {@link SessionWatch#INTERVAL}.
  */
 final class AdvisoryHolders {
     /** {@code application_name} is cut at 63 bytes: room for the lease id and a prefix of the configured name. */
@@ -37,7 +41,9 @@ final class AdvisoryHolders {
         String name = idleName.length() > MARKER_PREFIX_MAX ? idleName.substring(0, MARKER_PREFIX_MAX) : idleName;
         this.markerPrefix = name.replaceAll("[^\\x20-\\x7e]", "?") + MARKER;
         holderQuery = "SELECT l.pid, a.key, a.owner, a.lease_id, a.token, a.acquired_at, a.ttl_ms, a.metadata,"
-                + " a.pid AS row_pid, s.application_name"
+                + " a.pid AS row_pid, s.application_name,"
+                // the session's last statement (a renewal) restarts its lease: NULL where the role may not see it
+                + " greatest(a.acquired_at, s.state_change) AS renewed_at"
                 + " FROM pg_locks l"
                 + " LEFT JOIN " + manager.settings.table + " a ON a.id = ((l.classid::int8 << 32) | l.objid::int8)"
                 + " LEFT JOIN pg_stat_activity s ON s.pid = l.pid"
@@ -119,9 +125,10 @@ final class AdvisoryHolders {
                         continue;
                     }
                     Instant acquired = PgLockManager.instant(rs.getTimestamp("acquired_at"));
+                    Instant renewed = PgLockManager.instant(rs.getTimestamp("renewed_at"));
                     long ttl = rs.getLong("ttl_ms");
                     out.add(new LockInfo(key, rs.getString("owner"), marked != null ? marked : rs.getString("lease_id"),
-                            rs.getLong("token"), acquired, acquired == null ? null : acquired.plusMillis(ttl),
+                            rs.getLong("token"), acquired, renewed == null ? null : renewed.plusMillis(ttl),
                             PgLockManager.metadataMap(rs.getArray("metadata"))));
                 }
             }

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.postgresql.PGConnection;
 
@@ -26,8 +27,14 @@ import org.postgresql.PGConnection;
  * stop succeeding, the lease turns invalid at its deadline (a margin before the TTL) and the session
  * is closed when the full TTL has passed, so the server frees the lock then: not earlier, and not
  * much later; a holder that cannot close it (frozen, cut off) has it ended by the server's idle
- * limit, TTL/5 later. Release unlocks and returns the connection to the pool; a release that fails
- * mid-way closes the connection, which frees the lock too. The manager's background write of the
+ * limit, TTL/5 later. Nothing else on the client ends the session early: the driver closes a
+ * connection whose reply is later than its network timeout, so every statement of the held lease
+ * (renewal, row write) may wait for its reply until that same end of the session, whatever
+ * {@code timeout} says — a renewal that hangs keeps the lock, and the lease, alive, and one that
+ * lands late still counts. Release unlocks and returns the connection to the pool, under
+ * {@code timeout} again (a release whose reply is late ends the session, which frees the lock too,
+ * as the caller asked); a release that fails mid-way closes the connection, which frees the lock
+ * too. The manager's background write of the
  * holder row ({@code fencing=false}) uses the session only while the lease holds it: never after
  * release has given the connection back.
  */
@@ -77,6 +84,7 @@ final class AdvisoryLease extends ManagedLease {
         sessionUse.lock();
         try {
             if (released) return;
+            untilSessionEnd();
             manager.writeHolder(session.connection, this, options, manager.context.time().nanoTime() - validFromNanos);
         } catch (SQLException e) {
             LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
@@ -143,6 +151,11 @@ final class AdvisoryLease extends ManagedLease {
     }
 
     private void renewOnSession(Duration ttl, long sent) {
+        try {
+            untilSessionEnd();
+        } catch (SQLException e) {
+            throw lostOr(e, "renewing");
+        }
         try (PreparedStatement ps = session.connection.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND pid = pg_backend_pid()"
                 + " AND classid::int8 = ? AND objid::int8 = ?)")) {
@@ -160,6 +173,19 @@ final class AdvisoryLease extends ManagedLease {
         }
     }
 
+    /**
+     * Lets the next statement on the held session wait for its reply until the session is due to end
+     * ({@link #sessionEndNanos}: the lease's validity plus its margin). The driver closes a session
+     * whose reply is later than the network timeout, and the server then frees the lock at once: with
+     * {@code timeout} (5 s) one slow reply used to hand the key to a contender while this lease was
+     * still valid. Under {@link #sessionUse}.
+     */
+    private void untilSessionEnd() throws SQLException {
+        long left = sessionEndNanos - manager.context.time().nanoTime();
+        PgPool.networkTimeout(session.connection, TimeUnit.NANOSECONDS.toMillis(left) + 1);
+        session.stretched = true;
+    }
+
     @Override
     protected void releaseInStore() {
         sessionUse.lock();
@@ -173,12 +199,19 @@ final class AdvisoryLease extends ManagedLease {
 
     private void releaseOnSession() {
         boolean held;
-        try (PreparedStatement ps = session.connection.prepareStatement(manager.release)) {
-            ps.setLong(1, lockId);
-            ps.setString(2, manager.idleName);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                held = rs.getBoolean(1);
+        try {
+            if (session.stretched) {
+                // a deliberate release may end the session when slow, and the pool's sessions carry `timeout`
+                PgPool.networkTimeout(session.connection, manager.settings.timeout.toMillis());
+                session.stretched = false;
+            }
+            try (PreparedStatement ps = session.connection.prepareStatement(manager.release)) {
+                ps.setLong(1, lockId);
+                ps.setString(2, manager.idleName);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    held = rs.getBoolean(1);
+                }
             }
         } catch (SQLException e) {
             RuntimeException failure = lostOr(e, "releasing");

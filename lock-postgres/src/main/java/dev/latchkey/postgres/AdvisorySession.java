@@ -14,6 +14,8 @@ final class AdvisorySession extends PgSession {
     long limitsForTtlMillis;
     /** {@code getNotifications()} on this session reads what has arrived without waiting ({@link PgDriver}). */
     boolean readsWithoutWaiting;
+    /** A held lease stretched the network timeout beyond {@code timeout} ({@link AdvisoryLease}); release puts it back. */
+    boolean stretched;
 
     AdvisorySession(Connection connection) {
         super(connection);

@@ -66,9 +66,8 @@ final class LeaseRenewals {
         renewSql = "UPDATE " + table + " AS l SET expires_at = clock_timestamp() + w.ttl_ms::float8 * interval '1 millisecond'"
                 + " FROM unnest(?::text[], ?::text[], ?::int8[]) AS w(key, lease_id, ttl_ms)"
                 + " WHERE l.key = w.key AND l.lease_id = w.lease_id RETURNING l.lease_id";
-        // NULL: the row is gone; '' : released or broken; else the lease id that holds it now
-        currentSql = "SELECT w.key, (SELECT coalesce(l.lease_id, '') FROM " + table + " l WHERE l.key = w.key)"
-                + " FROM unnest(?::text[]) AS w(key)";
+        currentSql = "SELECT w.key, " + LeaseTableLockManager.ROW_NOW
+                + " FROM unnest(?::text[]) AS w(key) LEFT JOIN " + table + " l ON l.key = w.key";
     }
 
     void add(TableLease lease) {
@@ -202,7 +201,7 @@ final class LeaseRenewals {
         }
         if (absent.isEmpty()) return out;
         try {
-            Map<String, String> now = manager.pool.call("reading " + absent.size() + " lock rows",
+            Map<String, LeaseTableLockManager.RowNow> now = manager.pool.call("reading " + absent.size() + " lock rows",
                     c -> current(c, absent.stream().map(TableLease::key).distinct().toArray(String[]::new)));
             for (TableLease l : absent) out.put(l, new Outcome(sent, LeaseTableLockManager.lost(l, "renew", now.get(l.key()))));
         } catch (RuntimeException e) {
@@ -225,12 +224,12 @@ final class LeaseRenewals {
         }
     }
 
-    private Map<String, String> current(Connection c, String[] keys) throws SQLException {
+    private Map<String, LeaseTableLockManager.RowNow> current(Connection c, String[] keys) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(currentSql)) {
             ps.setArray(1, c.createArrayOf("text", keys));
-            Map<String, String> now = new HashMap<>();
+            Map<String, LeaseTableLockManager.RowNow> now = new HashMap<>();
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) now.put(rs.getString(1), rs.getString(2));
+                while (rs.next()) now.put(rs.getString(1), LeaseTableLockManager.RowNow.read(rs, 2));
             }
             return now;
         }

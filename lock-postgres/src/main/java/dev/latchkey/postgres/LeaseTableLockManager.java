@@ -99,7 +99,7 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
                 + " WHERE key = ? AND lease_id IS NOT NULL AND expires_at > clock_timestamp()";
         breakSql = breakHeld + " RETURNING key)" + notify + " FROM r";
         breakLeaseSql = breakHeld + " AND lease_id = ? RETURNING key)" + notify + " FROM r";
-        currentLeaseSql = "SELECT coalesce(lease_id, '') FROM " + t + " WHERE key = ?";
+        currentLeaseSql = "SELECT " + ROW_NOW + " FROM " + t + " l WHERE l.key = ?";
         selectLive = "SELECT key, owner, lease_id, token, acquired_at, expires_at, metadata FROM " + t
                 + " WHERE lease_id IS NOT NULL AND expires_at > clock_timestamp()";
     }
@@ -234,24 +234,51 @@ final class LeaseTableLockManager extends PgLockManager<PgSession> {
 
     /** Why the row no longer carries the lease's id, read from the row now. */
     private LeaseLostException lost(TableLease lease, String what) {
-        String now = pool.call("reading the lock row of '" + lease.key() + "'", c -> {
+        RowNow now = pool.call("reading the lock row of '" + lease.key() + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(currentLeaseSql)) {
                 ps.setString(1, lease.key());
                 try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getString(1) : null;
+                    return rs.next() ? RowNow.read(rs, 1) : null;
                 }
             }
         });
         return lost(lease, what, now);
     }
 
+    /** The columns of {@link RowNow} from a lock row {@code l} (NULLs where the row is missing). */
+    static final String ROW_NOW = "coalesce(l.lease_id, ''), l.token";
+
+    /** What a lock row carries now: the lease id ({@code ""} when released or broken) and the key's token. */
+    record RowNow(String leaseId, long token) {
+        /** The {@link #ROW_NOW} columns at {@code column}; null when the row is gone. */
+        static RowNow read(ResultSet rs, int column) throws SQLException {
+            String leaseId = rs.getString(column);
+            long token = rs.getLong(column + 1);
+            return rs.wasNull() ? null : new RowNow(leaseId, token);
+        }
+    }
+
     /**
-     * Why the row no longer carries the lease's id, given the id it carries {@code now}: none
-     * ({@code null}: the row is gone), {@code ""} (broken), another (taken over).
+     * Why the row no longer carries the lease's id, given what it carries {@code now} (null: the row
+     * is gone). Every acquisition raises the key's token and a force release keeps it, so the token
+     * tells a lease that was broken (still its token, no lease id) from one whose row was taken over —
+     * after it had expired on the server's clock, or after a break — even once that next holder has
+     * released in turn (which used to read as "force-released").
      */
-    static LeaseLostException lost(TableLease lease, String what, String now) {
-        Reason reason = now == null ? Reason.GONE : now.isEmpty() ? Reason.BROKEN : Reason.TAKEN_OVER;
-        String why = now == null ? "the lock row is gone" : now.isEmpty() ? "it was force-released" : "another lease holds it now";
+    static LeaseLostException lost(TableLease lease, String what, RowNow now) {
+        Reason reason;
+        String why;
+        if (now == null) {
+            reason = Reason.GONE;
+            why = "the lock row is gone";
+        } else if (now.token() == lease.fencingToken() && now.leaseId().isEmpty()) {
+            reason = Reason.BROKEN;
+            why = "it was force-released";
+        } else {
+            reason = Reason.TAKEN_OVER;
+            why = "another lease (token " + now.token() + ") took the key after this lease's row had expired on the"
+                    + " server's clock (or had been force-released)" + (now.leaseId().isEmpty() ? "; it has released it since" : "");
+        }
         return new LeaseLostException(reason, "cannot " + what + " lease on '" + lease.key() + "' (token "
                 + lease.fencingToken() + "): " + why);
     }

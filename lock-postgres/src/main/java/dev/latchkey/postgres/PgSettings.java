@@ -52,9 +52,11 @@ final class PgSettings {
      */
     final boolean fencing;
     /**
-     * Network timeout of one statement that is not a lock wait. The default, 5 s, is well inside the
-     * default TTL's renewal window (a 60 s lease is renewed after 20 s and valid for 48 s): a renewal
-     * that hangs leaves time for three more.
+     * Network timeout of one statement that is not a lock wait and not on a session that holds a
+     * lease: acquisitions (a lock wait adds its wait), releases, inspection, force releases, lease-mode
+     * statements. An advisory lease's own statements (renewals, its row write) wait for their reply
+     * until the lease's session is due to end instead ({@link AdvisoryLease}): the driver closes a
+     * connection whose reply is later, and that would free the lock while the lease may be valid.
      */
     final Duration timeout;
     /** The schema's registry: which mode and table its locks use (see {@link PgSchema}). */

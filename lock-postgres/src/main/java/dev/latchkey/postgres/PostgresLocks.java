@@ -89,7 +89,10 @@ public final class PostgresLocks {
             return set("poll", poll);
         }
 
-        /** {@code timeout}: network timeout of one statement that is not a lock wait (default 5 s). */
+        /**
+         * {@code timeout}: network timeout of one statement that is not a lock wait (default 5 s); an
+         * advisory lease's renewals wait for their reply until the lease's session is due to end.
+         */
         public Options timeout(Duration timeout) {
             return set("timeout", timeout);
         }

@@ -146,6 +146,27 @@ class AdvisoryModeTest {
         assertThat(b.list(tag + "/")).isEmpty();
     }
 
+    /**
+     * {@code expiresAt} moves with each renewal: it used to stay at acquisition + TTL, so
+     * {@code latchkey status} showed a live, renewed lock as expired.
+     */
+    @ParameterizedTest(name = "params \"{0}\"")
+    @ValueSource(strings = {"", "fencing=false"})
+    void inspectShowsAnExpiryThatMovesWithRenewals(String params) {
+        LockManager a = PgTestSupport.open(params);
+        managers.add(a);
+        LockManager b = manager();
+        String key = tag + "/renewed";
+        Lease lease = a.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(60)).withoutHeartbeat()).orElseThrow();
+        LockInfo before = b.inspect(key).orElseThrow();
+        lease.renew();
+        LockInfo after = b.inspect(key).orElseThrow();
+        assertThat(after.leaseId()).isEqualTo(lease.leaseId());
+        assertThat(after.acquiredAt()).isEqualTo(before.acquiredAt());
+        assertThat(after.expiresAt()).as("expiry after the renewal").isAfter(before.expiresAt());
+        lease.release();
+    }
+
     /** With {@code fencing=false} the re-taken first key is held without a row write: still detected. */
     @ParameterizedTest(name = "params \"{0}\"")
     @ValueSource(strings = {"", "fencing=false"})

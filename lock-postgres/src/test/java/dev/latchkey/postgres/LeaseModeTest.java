@@ -206,6 +206,30 @@ class LeaseModeTest {
         }
     }
 
+    /**
+     * A holder whose row expired on the server's clock early (a server clock stepped forward does that;
+     * here the row's expires_at is set back) and was taken over is told so — taken over, not
+     * force-released — also after the taker has released the key again.
+     */
+    @Test
+    void aLeaseWhoseExpiredRowWasTakenOverIsToldSoAfterTheTakerReleased() throws Exception {
+        LockManager a = manager("");
+        LockManager b = manager("");
+        String key = tag + "/stepped";
+        LeaseOptions options = LeaseOptions.ttl(Duration.ofMinutes(5)).withoutHeartbeat();
+        Lease first = a.tryAcquire(key, options).orElseThrow();
+        try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
+             PreparedStatement ps = admin.prepareStatement("UPDATE " + PgTestSupport.LEASE_TABLE
+                     + " SET expires_at = clock_timestamp() - interval '1 second' WHERE key = ?")) {
+            ps.setString(1, key);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        b.tryAcquire(key, options).orElseThrow().release();
+        assertThatThrownBy(first::release).isExactlyInstanceOf(LeaseLostException.class)
+                .satisfies(e -> assertThat(((LeaseLostException) e).reason()).isEqualTo(LeaseLostException.Reason.TAKEN_OVER))
+                .hasMessageContaining("expired on the server's clock");
+    }
+
     @Test
     void listenerSkipsTheDriversTrailingReadAndStillSeesEveryNotification() throws Exception {
         String channel = "lk_" + tag.replace("-", "_");

@@ -141,23 +141,28 @@ class LeaseRenewalsTest {
         Lease gone = held.get(3);
         Lease broken = held.get(7);
         Lease taken = held.get(11);
+        Lease takenAndReleased = held.get(15);
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
             execute(admin, "DELETE FROM " + PgTestSupport.LEASE_TABLE + " WHERE key = ?", gone.key());
             assertThat(m.forceRelease(broken.key())).isTrue();
             // what a takeover writes: another lease id and the next token
             execute(admin, "UPDATE " + PgTestSupport.LEASE_TABLE + " SET lease_id = 'another', token = token + 1 WHERE key = ?",
                     taken.key());
+            // a takeover (after the row expired), then the taker's release: it used to read as "force-released"
+            execute(admin, "UPDATE " + PgTestSupport.LEASE_TABLE + " SET lease_id = NULL, token = token + 1 WHERE key = ?",
+                    takenAndReleased.key());
         }
         assertThat(lost.get(gone).get(60, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.GONE);
         assertThat(lost.get(broken).get(60, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.BROKEN);
         assertThat(lost.get(taken).get(60, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.TAKEN_OVER);
+        assertThat(lost.get(takenAndReleased).get(60, TimeUnit.SECONDS).reason()).isEqualTo(LeaseLostException.Reason.TAKEN_OVER);
         // the others share those statements and are renewed on, untouched
         Map<String, Integer> seen = events.renewed();
         events.await("two more renewals of every other lease", () -> held.stream()
-                .filter(l -> l != gone && l != broken && l != taken)
+                .filter(l -> l != gone && l != broken && l != taken && l != takenAndReleased)
                 .allMatch(l -> events.renewed().getOrDefault(l.key(), 0) >= seen.getOrDefault(l.key(), 0) + 2));
         for (Lease l : held) {
-            boolean hit = l == gone || l == broken || l == taken;
+            boolean hit = l == gone || l == broken || l == taken || l == takenAndReleased;
             assertThat(l.isValid()).as(l.key()).isEqualTo(!hit);
             assertThat(lost.get(l).isDone()).as(l.key()).isEqualTo(hit);
         }
