@@ -13,14 +13,19 @@
 grace=$1 leftovers=$2 marker=$3
 trap '' INT TERM HUP QUIT   # only SIGKILL ends the guard before the job: the JVM's signals reach CMD itself
 job=
-exec {nap}<> <(:)           # a pipe nothing is written to: read -t on it sleeps without a process
+nap=
 
-nap() { read -r -t "$1" -u "$nap" _; }
+# sleeps $1 seconds: read -t on a pipe nothing is written to, opened on first use (not every guard sleeps)
+nap() {
+  [[ -n $nap ]] || exec {nap}<> <(:)
+  read -r -t "$1" -u "$nap" _
+}
 
 # the pids of the members, one a line
 members() {
   local marked=
   [[ -n $marker ]] && marked=$(grep -slzxF -- "LATCHKEY_LEASE_ID=$marker" /proc/[0-9]*/environ)
+  [[ -n $job$marked ]] || return 0  # no root: no member (the common end: CMD exited, left nothing behind)
   cat /proc/[0-9]*/stat 2>/dev/null | awk -v roots="$job ${marked//[!0-9]/ }" -v me=$$ '
     { i = length($0); while (i > 0 && substr($0, i, 1) != ")") i--   # comm may hold spaces and ")"
       split(substr($0, i + 2), f, " "); state[$1] = f[1]; parent[$1] = f[2] }
