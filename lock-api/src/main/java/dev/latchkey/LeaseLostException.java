@@ -23,6 +23,13 @@ public class LeaseLostException extends LockException {
          * a heartbeat's renewal) by the lease's deadline. The lease turned invalid a safety margin before anyone else could get in.
          */
         STORE_UNREACHABLE,
+        /**
+         * No renewal could run by the lease's deadline because a renewer thread could not be started:
+         * the process or its container reached its thread limit ({@code OutOfMemoryError: unable to
+         * create native thread}, a cgroup's pids limit), or the application's thread factory refused.
+         * The lease turned invalid a safety margin before anyone else could get in.
+         */
+        NO_RENEWER_THREAD,
         /** Broken by {@link LockManager#forceRelease}: the next holder may already be in. */
         BROKEN,
         /** The store shows another holder: the lease had run out and someone took over. */
@@ -34,12 +41,12 @@ public class LeaseLostException extends LockException {
 
         /**
          * True when the lease ran out on this process's clock ({@link #EXPIRED},
-         * {@link #STORE_UNREACHABLE}): it turned invalid a safety margin (TTL/5) before the store
+         * {@link #STORE_UNREACHABLE}, {@link #NO_RENEWER_THREAD}): it turned invalid a safety margin (TTL/5) before the store
          * could let anyone else in, so work stopped within that margin overlapped no one. False when
          * another client may already hold the lock.
          */
         public boolean ranOutLocally() {
-            return this == EXPIRED || this == STORE_UNREACHABLE;
+            return this == EXPIRED || this == STORE_UNREACHABLE || this == NO_RENEWER_THREAD;
         }
     }
 

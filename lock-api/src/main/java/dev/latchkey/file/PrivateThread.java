@@ -15,6 +15,10 @@ import java.util.concurrent.Future;
  * one of its interruptible operations (a blocking {@code lock}, {@code read}, {@code write},
  * {@code force}), and closing any channel of a file drops every OS lock the JVM holds on that file. A caller that is interrupted while it waits here keeps waiting (the operations are
  * short) and gets its interrupt status back afterwards.
+ *
+ * <p>The thread starts with the first operation and then stays. If it cannot be started (the
+ * process is at its thread limit), that operation fails with a retriable
+ * {@link LockBackendException} and the next one tries again.
  */
 final class PrivateThread {
     private final ExecutorService thread;
@@ -32,7 +36,13 @@ final class PrivateThread {
      * {@link LockBackendException} saying {@code what} failed (one thrown by {@code op} passes unchanged).
      */
     <T> T call(Callable<T> op, String what) {
-        Future<T> f = thread.submit(op);
+        Future<T> f;
+        try {
+            f = thread.submit(op);
+        } catch (RuntimeException | Error e) {
+            throw new LockBackendException(what + " failed: could not start its thread (" + e + "); the process or"
+                    + " its container may be at its thread limit (ulimit -u, a cgroup's pids.max)", true, e);
+        }
         boolean interrupted = false;
         try {
             while (true) {

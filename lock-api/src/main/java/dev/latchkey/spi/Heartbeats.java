@@ -13,9 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * loss is signalled on time even while its store hangs.
  *
  * <p>Loading this class starts no thread: the timer, with its once-a-second keep-alive tick, starts
- * on the first {@link #scheduler()} call.
+ * on the first {@link #scheduler()} call. A lease is handed out only once the timer thread runs
+ * ({@link #running()}); from then on it needs no other thread, and it never dies: its tasks' errors
+ * stay in their futures, and lease tasks throw none.
  */
 public final class Heartbeats {
+    private static volatile boolean running;
+
     private Heartbeats() {}
 
     /**
@@ -39,8 +43,29 @@ public final class Heartbeats {
         // A task that becomes the queue's head wakes the timer thread (a futex call, 5-20 us on the
         // acquire path). This no-op keeps a head at most a second away, so a lease's tasks, due
         // later than that, join the queue without waking anyone; the price is one wake-up a second.
-        executor.scheduleAtFixedRate(() -> {}, 1, 1, TimeUnit.SECONDS);
+        try {
+            executor.scheduleAtFixedRate(() -> {}, 1, 1, TimeUnit.SECONDS);
+        } catch (RuntimeException | Error e) {
+            // the tick is queued before the thread starts: the next schedule call starts the thread
+            // (a failure here must not break this class for the JVM's lifetime)
+        }
         return executor;
+    }
+
+    /**
+     * Starts the timer thread unless it runs; false if it could not be started (the process is at
+     * its thread limit). Cheap once it runs.
+     */
+    static boolean running() {
+        if (running) return true;
+        ScheduledThreadPoolExecutor timer = scheduler();
+        try {
+            timer.prestartCoreThread();
+        } catch (RuntimeException | Error e) {
+            return false;
+        }
+        running = timer.getPoolSize() > 0;
+        return running;
     }
 
     /** Daemon threads named {@code name-1}, {@code name-2}, … */

@@ -41,6 +41,7 @@ final class LeaseRelease {
 
     /** {@link ManagedLease#release()}. */
     void release() {
+        boolean ended = false;
         lease.stateLock.lock();
         try {
             if (lease.state == State.RELEASED) return;
@@ -50,10 +51,12 @@ final class LeaseRelease {
                 // and no new renewals, even while a renewal in flight keeps the store busy.
                 lease.state = State.RELEASING;
                 lease.timer.cancel();
+                ended = true;
             }
         } finally {
             lease.stateLock.unlock();
         }
+        if (ended) lease.runtime.leaseEnded();
         lease.io.lock();
         try {
             lease.stateLock.lock();

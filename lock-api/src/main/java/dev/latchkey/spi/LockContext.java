@@ -50,10 +50,13 @@ public final class LockContext {
      * run heartbeats and background releases, the thread that calls the listener, and a backend's
      * own (PostgreSQL's release listener). Pass {@code Thread.ofVirtual().name("locks-", 0).factory()}
      * for virtual threads, or a factory of your own for names, priorities or context propagation.
-     * A manager lets its idle threads end by themselves (after 30 s without work); threads that
-     * are not daemons keep the JVM alive until then, so the factory's threads are best daemons or
+     * A manager keeps its renewers and event thread while it holds a lease and lets idle ones end
+     * by themselves once it holds none (after 30 s without work); threads that are not daemons
+     * keep the JVM alive until then, so the factory's threads are best daemons or
      * virtual. Default: the library's daemon threads, named {@code latchkey-renewer-SCHEME-N} and
-     * {@code latchkey-events-SCHEME-N}.
+     * {@code latchkey-events-SCHEME-N}. A factory that throws (as the JDK does at a thread limit)
+     * costs renewals, which are retried, never a lease's deadline: a lease no renewal reaches is
+     * lost as {@link dev.latchkey.LeaseLostException.Reason#NO_RENEWER_THREAD}.
      */
     public LockContext withThreadFactory(ThreadFactory threads) {
         return new LockContext(time, listener, Objects.requireNonNull(threads, "threads"), timer);

@@ -23,8 +23,10 @@ import java.util.function.Supplier;
  * logged) for one event thread of this manager, which calls the listener outside every lock of the
  * lease, in the order the events were reported, and logs what the listener throws. So heartbeats,
  * deadlines and releases, which report from the timer, renewer and caller threads, never wait for a
- * listener. The event thread starts with the first event and ends after 30 s without one; a manager
- * without a listener has none.
+ * listener. The event thread starts with the first event; it stays while the manager holds a lease
+ * and ends 30 s after the last event once it holds none; a manager without a listener has none. An
+ * event that finds no event thread and cannot start one (the process is at its thread limit) is
+ * dropped like one that finds the queue full: the lease that reported it carries on regardless.
  *
  * <p><b>Logging</b> (logger {@code dev.latchkey.events}, through {@link System.Logger}): lost at
  * WARNING; a failed renewal and an unconfirmed release at INFO; acquired, busy and released at
@@ -51,6 +53,11 @@ public final class LockEvents {
                     threads);
             this.thread.allowCoreThreadTimeOut(true);
         }
+    }
+
+    /** Under the runtime's lock: whether an idle event thread stays (a lease is held) or ends after 30 s. */
+    void keepIdleThread(boolean keep) {
+        if (thread != null) thread.allowCoreThreadTimeOut(!keep);
     }
 
     /** {@code tryAcquire} found {@code key} held, or {@code acquire} gave up; the call began at {@code calledNanos}. */
@@ -102,17 +109,23 @@ public final class LockEvents {
             thread.execute(() -> {
                 try {
                     call.accept(listener);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // an Error too: the event thread must not end with it
                     LOG.log(Level.WARNING, "lock listener " + listener.getClass().getName() + " threw; it is called"
                             + " again for the next event", e);
                 }
             });
         } catch (RejectedExecutionException e) {
-            long n = dropped.incrementAndGet();
-            if (n == 1 || n % 1000 == 0) {
-                LOG.log(Level.WARNING, "lock listener " + listener.getClass().getName() + " is too slow: " + n
-                        + " events of " + scheme + " locks dropped so far (" + QUEUE + " were waiting)");
-            }
+            dropped("lock listener " + listener.getClass().getName() + " is too slow", QUEUE + " were waiting");
+        } catch (RuntimeException | Error e) {
+            // no event thread, and none could be started: the reporting lease must not fail for it
+            dropped("no thread to call lock listener " + listener.getClass().getName() + " could be started", e.toString());
+        }
+    }
+
+    private void dropped(String why, String detail) {
+        long n = dropped.incrementAndGet();
+        if (n == 1 || n % 1000 == 0) {
+            LOG.log(Level.WARNING, why + ": " + n + " events of " + scheme + " locks dropped so far (" + detail + ")");
         }
     }
 }

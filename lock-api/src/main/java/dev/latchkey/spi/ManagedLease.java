@@ -43,9 +43,10 @@ import java.util.function.Consumer;
  *
  * <p><b>Events.</b> The lease reports its grant, renewals, failed renewals, loss and release to the
  * manager's {@link LockEvents}, which only queues them: a listener never runs on the lease's
- * threads or under its locks. A loss by deadline is {@link Reason#STORE_UNREACHABLE} when a
- * renewal failed since the last one that landed or a heartbeat's was still waiting for the store,
- * else {@link Reason#EXPIRED}.
+ * threads or under its locks. A loss by deadline is {@link Reason#NO_RENEWER_THREAD} when the last
+ * due heartbeat found no renewer thread and none could be started, {@link Reason#STORE_UNREACHABLE}
+ * when a renewal failed since the last one that landed or a heartbeat's was still waiting for the
+ * store, else {@link Reason#EXPIRED}.
  *
  * <p><b>Parts.</b> This class keeps the lease's state and validity, its renewal and its loss;
  * {@code LeaseTimer} runs its heartbeat and enforces its deadline, {@code LeaseRelease} ends it by
@@ -123,7 +124,8 @@ public abstract class ManagedLease implements Lease {
      * subclass constructor must not leak {@code this} to another thread).
      *
      * @throws LockBackendException (retriable) if the acquisition took longer than TTL − margin, so
-     *         that the lease would be invalid on arrival; it has been released again
+     *         that the lease would be invalid on arrival, or if the timer thread that would enforce its
+     *         deadline could not be started; it has been released again
      */
     protected final void start() {
         long late = time.nanoTime() - validUntilNanos;
@@ -135,6 +137,13 @@ public abstract class ManagedLease implements Lease {
                     + "', so the lease would have been invalid on arrival; it was given back. Use a longer TTL"
                     + " or a faster store", true);
         }
+        if (!runtime.timerRunning()) {
+            releaser.giveBack();
+            throw new LockBackendException("could not start the heartbeat timer thread that enforces the deadline of"
+                    + " the lease on '" + key + "', so it was given back: the process or its container may be at its"
+                    + " thread limit (ulimit -u, a cgroup's pids.max); try again", true);
+        }
+        runtime.leaseHeld(); // the threads the lease needs, before it is handed out
         events.acquired(key, events.since(requestSentNanos));
         stateLock.lock();
         try {
@@ -240,16 +249,9 @@ public abstract class ManagedLease implements Lease {
                 landed = renewInStore(options.ttl(), sent);
             } catch (LeaseLostException e) {
                 throw lose(e);
-            } catch (RuntimeException e) {
-                long left;
-                stateLock.lock();
-                try {
-                    renewalFailing = true;
-                    left = validUntilNanos - time.nanoTime();
-                } finally {
-                    stateLock.unlock();
-                }
-                events.renewalFailed(key, Duration.ofNanos(Math.max(0, left)), e);
+            } catch (RuntimeException | Error e) { // an Error too, e.g. a thread the store's client could not start
+                renewalFailed(e instanceof RuntimeException r ? r
+                        : new LockBackendException("the renewal of the lease on '" + key + "' failed: " + e, true, e));
                 throw e;
             }
             long validFor;
@@ -319,13 +321,28 @@ public abstract class ManagedLease implements Lease {
                 + ", owner=" + owner + ", ttl=" + options.ttl().toMillis() + "ms, " + validity + "]";
     }
 
+    /** A renewal failed without losing the lease (a store error, or no renewer thread): recorded and reported. */
+    void renewalFailed(RuntimeException error) {
+        long left;
+        stateLock.lock();
+        try {
+            renewalFailing = true;
+            left = validUntilNanos - time.nanoTime();
+        } finally {
+            stateLock.unlock();
+        }
+        events.renewalFailed(key, Duration.ofNanos(Math.max(0, left)), error);
+    }
+
     /** Records the loss once, then runs the hook and the listeners; returns the cause to throw. */
     LeaseLostException lose(LeaseLostException cause) {
         List<Consumer<? super LeaseLostException>> toCall;
+        boolean wasHeld;
         stateLock.lock();
         try {
             // HELD, or RELEASING when a release finds the lease already lost
             if (state == State.LOST || state == State.RELEASED) return lostCause != null ? lostCause : cause;
+            wasHeld = state == State.HELD;
             state = State.LOST;
             lostCause = cause;
             timer.cancel();
@@ -334,16 +351,18 @@ public abstract class ManagedLease implements Lease {
         } finally {
             stateLock.unlock();
         }
+        if (wasHeld) runtime.leaseEnded();
         events.lost(key, events.since(grantedNanos), cause);
+        // Errors too, here and below: this may run on the timer, and every listener must hear of the loss
         try {
             onLost(cause);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             LOG.log(Level.WARNING, "cleanup after losing lease on '" + key + "' failed", e);
         }
         for (Consumer<? super LeaseLostException> l : toCall) {
             try {
                 l.accept(cause);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 LOG.log(Level.WARNING, "lease-lost listener for '" + key + "' threw", e);
             }
         }
@@ -354,6 +373,12 @@ public abstract class ManagedLease implements Lease {
     LeaseLostException deadlinePassed() {
         String ttl = "ttl " + options.ttl().toMillis() + "ms";
         String next = "; another holder may take it once the TTL has passed";
+        LockBackendException noRenewer = timer.renewerMissing();
+        if (noRenewer != null) {
+            return new LeaseLostException(Reason.NO_RENEWER_THREAD, "lease on '" + key + "' was not renewed in time ("
+                    + ttl + "): could not start a renewer thread (the process or its container may be at its thread"
+                    + " limit: ulimit -u, a cgroup's pids.max)" + next, noRenewer.getCause());
+        }
         // a heartbeat still waiting for the store at the deadline counts as a failed one
         return renewalFailing || timer.heartbeatInFlight()
                 ? new LeaseLostException(Reason.STORE_UNREACHABLE, "lease on '" + key + "' could not be renewed in time: the"

@@ -48,7 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p><b>What is checked</b>: mutual exclusion (across threads and managers, under contention with
  * an overlap and lost-update referee), release, renew and heartbeat past the TTL, takeover of an
- * abandoned lease after its TTL and never before, force release (the broken holder's renew and
+ * abandoned lease after its TTL and never before, a lease held while no thread can start (lost by
+ * its deadline, before anyone else holds the key) or only for a while (it survives), force release (the broken holder's renew and
  * release raise {@link LeaseLostException} without disturbing the new holder), lease-loss
  * listeners, the events a {@link dev.latchkey.LockListener} sees (in {@link LockEventsContract},
  * which this class implements), fencing-token order, hostile and invalid keys, that the manager
@@ -412,6 +413,25 @@ public abstract class LockManagerContract implements LockEventsContract {
         expiryChecks().lostListenerIsNotCalledOnRelease();
     }
 
+    // ---------------------------------------------------------------- thread limit
+
+    /**
+     * No thread can start for the holder's manager (its context's factory fails as the JDK does at
+     * a thread limit): its lease is still lost by its deadline, with
+     * {@link LeaseLostException.Reason#NO_RENEWER_THREAD}, and its {@code onLost} fires before anyone
+     * else holds the key ({@link ThreadLimitChecks}). About one TTL.
+     */
+    @Test
+    void leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt() throws Exception {
+        threadLimitChecks().leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt();
+    }
+
+    /** Thread starts refused until half the lease's TTL: the lease renews and survives. About six short TTLs. */
+    @Test
+    void leaseRenewsOnceThreadsCanStartAgain() throws Exception {
+        threadLimitChecks().leaseRenewsOnceThreadsCanStartAgain();
+    }
+
     // ---------------------------------------------------------------- force release
 
     @Test
@@ -570,6 +590,10 @@ public abstract class LockManagerContract implements LockEventsContract {
     // the tests of each concern live in their own class; each gets this contract's hooks and helpers
     private ExpiryChecks expiryChecks() {
         return new ExpiryChecks(this);
+    }
+
+    private ThreadLimitChecks threadLimitChecks() {
+        return new ThreadLimitChecks(this);
     }
 
     private ForceReleaseChecks forceReleaseChecks() {

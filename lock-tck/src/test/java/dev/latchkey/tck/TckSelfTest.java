@@ -147,6 +147,16 @@ class TckSelfTest {
         }
     }
 
+    static class OldLeaseTimerLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return context.threadFactory().isPresent()
+                    ? new OldLeaseTimer(Latchkey.open("mem://" + name, context), context)
+                    : Latchkey.open("mem://" + name, context); // the contenders
+        }
+    }
+
     static class NaiveEngineFaults extends StoreFaultContract {
         final String name = BrokenBackends.uniqueName();
 
@@ -254,6 +264,16 @@ class TckSelfTest {
     void lockContractCatchesNativeWaitThatOnlyPolls() {
         Map<String, Throwable> failed = failures(PollingOnlyLocks.class, "nativeWaitWakesAWaiterLongBeforeItsPoll");
         assertFailedOn(failed, "nativeWaitWakesAWaiterLongBeforeItsPoll", "the store did not wake it");
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT) // waits out real time (a few seconds): beside the other cases
+    void lockContractCatchesALeaseTimerThatAThreadLimitStops() {
+        Map<String, Throwable> failed = failures(OldLeaseTimerLocks.class,
+                "leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt", "leaseRenewsOnceThreadsCanStartAgain");
+        assertFailedOn(failed, "leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt",
+                "the holder's loss listener had fired when the contender got the key");
+        assertFailedOn(failed, "leaseRenewsOnceThreadsCanStartAgain", "whose thread starts were refused for its first");
     }
 
     @Test
