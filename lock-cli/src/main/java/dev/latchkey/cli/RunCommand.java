@@ -33,30 +33,33 @@ import picocli.CommandLine.Spec;
  * {@code latchkey run}: CMD runs only while this process holds the lease on KEY, renewed by
  * heartbeat.
  *
- * <p><b>Guarantees.</b> CMD is not started unless the lock was acquired. If the lease is lost while
- * CMD runs, CMD's process tree is stopped (SIGTERM, SIGKILL after the grace) and the status is 76;
- * when the lease expired (renewals failed or were late), every process of that tree has exited
+ * <p><b>Guarantees.</b> CMD is not started unless the lock was acquired. The job — CMD's process
+ * tree and every process carrying the lease's {@code LATCHKEY_LEASE_ID} ({@link ChildProcess}) — is
+ * stopped by a guard process that outlives this JVM: the lock is released only once every process of
+ * the job has exited (leftovers of CMD are waited for, or stopped with {@code --leftovers kill}). If
+ * the lease is lost while CMD runs, the job is stopped (SIGTERM, SIGKILL after the grace) and the
+ * status is 76; when the lease expired (renewals failed or were late), every process of it has exited
  * before the store can let anyone else in: the loss is signalled the lease's safety margin (TTL/5)
  * before the store's expiry, and {@link KillWindow} fits the grace and the SIGKILL into that margin,
- * refusing a {@code --grace} or {@code --ttl} where they cannot fit. latchkey exits only after the
- * tree is gone. If latchkey itself gets SIGTERM/SIGINT, CMD's tree is stopped the same way and the
- * lease released before the JVM exits. If only the final release fails (store unreachable), CMD's
- * status is kept, with a warning: the lease ends at its TTL.
+ * refusing a {@code --grace} or {@code --ttl} where they cannot fit. If latchkey gets
+ * SIGTERM/SIGINT/SIGHUP, the job is stopped the same way and the lease released before the JVM exits.
+ * If this JVM dies (SIGKILL, a crash, the OOM killer), the guard kills the job at once. If only the
+ * final release fails (store unreachable), CMD's status is kept, with a warning: the lease ends at
+ * its TTL.
  *
  * <p><b>What remains.</b>
  * <ul>
  *   <li>A lease broken by {@code latchkey release --force} (or {@code run --force}) from elsewhere
  *       is lost at once: the next holder may be in before CMD is killed. So may one after a server
  *       ended the lease early (a PostgreSQL session terminated) or a record deleted by hand.</li>
- *   <li>Descendants that left the process tree before it was walked (a double fork, a daemon
- *       re-parented to init) are not found, so not killed; a process that only called
- *       {@code setsid} is still in the tree and is.</li>
+ *   <li>Where the store frees the key the instant this JVM dies ({@code file://}, PostgreSQL advisory
+ *       mode), the guard's reaction (tens of milliseconds) is a window in which a waiting contender
+ *       may start beside the dying job.</li>
+ *   <li>Processes of another user are not stopped (they are named, and never reported as
+ *       terminated); a process that left the tree and cleared its environment is not found.</li>
  *   <li>{@code --on-lost=ignore} knowingly lets CMD run beside the next holder.</li>
  *   <li>A latchkey paused for longer than the margin (SIGSTOP, a suspended VM) notices the loss
- *       late; after {@code kill -9} of latchkey nothing stops CMD, and the lease is not released here:
- *       the backend reclaims it (at once for {@code file://}, whose OS lock dies with the process;
- *       otherwise after the TTL). Fencing tokens protect a resource against both.</li>
- *   <li>When CMD exits by itself, descendants it left running in the background are not waited for.</li>
+ *       late. Fencing tokens protect a resource against that.</li>
  * </ul>
  *
  * <p>CMD learns its lease from its environment ({@link JobEnvironment}). {@code --bypass-lock} runs
