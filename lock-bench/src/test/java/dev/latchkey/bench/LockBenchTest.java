@@ -48,7 +48,9 @@ class LockBenchTest {
                 .contains("renewed every 1s")
                 .contains(" 0 failed, 0 lost")
                 .containsPattern("(?<![0-9])50/50 valid")
-                .containsPattern("threads \\+[0-9]+ \\([^)]*renewer-mem [12]")
+                // 50 leases cost no more threads than one: the events thread, the timer, two renewers at most
+                // (the per-name breakdown counts the JVM's, which includes the earlier phases' idle renewers)
+                .containsPattern("threads \\+[0-4] \\(")
                 .doesNotContain("dropped events");
         assertThat(text.toString())
                 .contains("latchkey bench mem://bench-test")
