@@ -5,9 +5,12 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
@@ -60,22 +63,28 @@ final class ChildProcess {
      *
      * @param marker the value of {@code LATCHKEY_LEASE_ID} the command's environment carries, or
      *               null when it carries none (its descendants are then found by the tree alone)
+     * @param slot   the lock's {@link JobSlot}, which the guard takes before CMD starts, or empty
      * @param grace  between SIGTERM and SIGKILL when the job is stopped
+     * @param abandoned true once latchkey is stopping: ends a wait for the slot, and CMD is not started
      * @throws IOException when the command cannot be started (not found, not executable), or no
-     *                     guard could be (no {@code bash} on the PATH)
+     *                     guard could be (no {@code bash} on the PATH; {@link GuardUnavailableException})
+     * @throws InterruptedException while waiting for the slot
      */
     static ChildProcess start(List<String> command, Consumer<Map<String, String>> environment, String marker,
-                              Duration grace, Leftovers leftovers) throws IOException {
+                              Optional<Path> slot, Duration grace, Leftovers leftovers, BooleanSupplier abandoned)
+            throws IOException, InterruptedException {
         Process guard;
         try {
             guard = new ProcessBuilder("bash", "-c", GUARD_SCRIPT, "latchkey-guard", Long.toString(grace.toMillis()),
-                    leftovers.name(), marker == null ? "" : marker)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    leftovers.name(), marker == null ? "" : marker, slot.map(Path::toString).orElse(""))
+                    .redirectOutput(slot.isPresent() ? ProcessBuilder.Redirect.PIPE : ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
         } catch (IOException e) {
-            throw new GuardUnavailableException(e);
+            throw new GuardUnavailableException("cannot start bash, which latchkey needs to guard CMD's processes: "
+                    + e.getMessage(), e);
         }
+        if (slot.isPresent()) awaitSlot(guard, abandoned);
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         environment.accept(builder.environment());
         Process process;
@@ -90,10 +99,32 @@ final class ChildProcess {
         return child;
     }
 
+    /**
+     * Returns once the guard holds the job's slot (at once, unless the previous job of the lock on
+     * this host is still being stopped). Polls, so that a signal to latchkey ({@code abandoned})
+     * ends the wait: the guard ignores signals and its flock(1) with it.
+     */
+    private static void awaitSlot(Process guard, BooleanSupplier abandoned) throws IOException, InterruptedException {
+        InputStream ready = guard.getInputStream();
+        long pause = 0;
+        while (ready.available() == 0) {
+            if (!guard.isAlive() || abandoned.getAsBoolean()) break;
+            Thread.sleep(pause);
+            pause = Math.min(pause + 1, 10);
+        }
+        byte[] line = ready.available() >= 6 ? ready.readNBytes(6) : new byte[0];
+        if (!"ready\n".equals(new String(line, StandardCharsets.US_ASCII))) {
+            guard.destroyForcibly();
+            throw new GuardUnavailableException(abandoned.getAsBoolean()
+                    ? "CMD was not started: stopped while the previous job of this lock was still ending"
+                    : "CMD was not started: its guard process ended before it was ready (see above)", null);
+        }
+    }
+
     /** No guard could be started: CMD was not started either. */
     static final class GuardUnavailableException extends IOException {
-        GuardUnavailableException(IOException cause) {
-            super("cannot start bash, which latchkey needs to guard CMD's processes: " + cause.getMessage(), cause);
+        GuardUnavailableException(String message, IOException cause) {
+            super(message, cause);
         }
     }
 

@@ -60,6 +60,11 @@ public final class LatchkeyCommand implements Callable<Integer> {
         this.env = env;
     }
 
+    /** The environment the command was started with. */
+    Map<String, String> env() {
+        return env;
+    }
+
     /** Opens the backend of {@code --uri} (or its fallbacks). */
     LockManager open(UriOption uri) {
         return backends().open(uri.resolve(env), LockContext.defaults());

@@ -228,9 +228,10 @@ final class RunCommand implements Callable<Integer> {
                 + "'; it may run beside whoever holds it");
         err.flush();
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
-        Thread hook = stopOnSignal(child, () -> {});
+        Thread hook = stopOnSignal(child, new AtomicBoolean(), () -> {});
         try {
-            child.complete(ChildProcess.start(command, JobEnvironment::clear, null, graceOnSignalOnly(), leftovers));
+            child.complete(ChildProcess.start(command, JobEnvironment::clear, null, Optional.empty(), graceOnSignalOnly(),
+                    leftovers, () -> false));
             return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
@@ -307,7 +308,8 @@ final class RunCommand implements Callable<Integer> {
         // signal that comes while CMD is starting still stops CMD
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
-        Thread hook = stopOnSignal(child, () -> releaseQuietly(lease, released));
+        AtomicBoolean stopping = new AtomicBoolean(); // a signal came while CMD was not started yet
+        Thread hook = stopOnSignal(child, stopping, () -> releaseQuietly(lease, released));
         int status;
         AtomicReference<LeaseLostException> lost = new AtomicReference<>();
         AtomicBoolean warned = new AtomicBoolean();
@@ -316,7 +318,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             try {
                 child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env),
-                        lease.leaseId(), grace, leftovers));
+                        lease.leaseId(), JobSlot.of(backend, key, root.env()), grace, leftovers, stopping::get));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
@@ -386,8 +388,9 @@ final class RunCommand implements Callable<Integer> {
      * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
      * JVM ends. Remove it with {@link #unhook} once CMD has exited.
      */
-    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Runnable then) {
+    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, AtomicBoolean stopping, Runnable then) {
         Thread hook = new Thread(() -> {
+            stopping.set(true); // ends a wait for the job slot: CMD is then not started
             ChildProcess running = child.join(); // null if CMD could not be started
             if (running != null) {
                 running.terminate();

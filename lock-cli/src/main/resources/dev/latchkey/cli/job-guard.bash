@@ -1,5 +1,8 @@
 # latchkey's job guard: a small bash process beside CMD that outlives latchkey's JVM long enough to
-# kill every process of the job. Run as: bash -c SCRIPT latchkey-guard GRACE LEFTOVERS MARKER
+# kill every process of the job. Run as: bash -c SCRIPT latchkey-guard GRACE LEFTOVERS MARKER [SLOT]
+# With SLOT, it first takes an exclusive flock(2) on that file, kept until the guard exits (when the
+# job has ended), and then prints "ready": the JVM starts CMD only after that, so a job of the same
+# lock on this host never starts while the previous one's guard still has processes to kill.
 # Its stdin is a pipe from the JVM, which writes one request a line:
 #   job PID   CMD was started as PID (the root of the tree to stop)
 #   stop      stop the job: SIGTERM to every member, SIGKILL after GRACE ms; exit when all are gone
@@ -10,9 +13,18 @@
 # Members: CMD's process tree as it is at each look, and every process whose environment carries
 # LATCHKEY_LEASE_ID=MARKER (which CMD's descendants inherit, also after they left the tree: setsid,
 # a double fork, a daemon). Zombies count as gone. The guard exits 0 once no member is left; 3 if some could not be killed.
-grace=$1 leftovers=$2 marker=$3
+grace=$1 leftovers=$2 marker=$3 slot=${4:-}
 trap '' INT TERM HUP QUIT   # only SIGKILL ends the guard before the job: the JVM's signals reach CMD itself
 job=
+if [[ -n $slot ]]; then
+  if exec {slotfd}>>"$slot"; then
+    if ! flock -n -x "$slotfd" 2>/dev/null; then
+      echo "latchkey: waiting for the processes of the previous job of this lock on this host to end" >&2
+      flock -x "$slotfd" || echo "latchkey: WARNING: could not lock $slot: the previous job may still run" >&2
+    fi
+  fi
+  echo ready
+fi
 nap=
 
 # sleeps $1 seconds: read -t on a pipe nothing is written to, opened on first use (not every guard sleeps)

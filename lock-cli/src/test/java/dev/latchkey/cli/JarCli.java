@@ -68,6 +68,19 @@ final class JarCli {
             }
         }
 
+        /** Waits until stderr contains {@code text}; fails if the process ends first. */
+        void awaitErr(String text) throws IOException, InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
+            while (!err().contains(text)) {
+                if (!process.isAlive() && !err().contains(text)) {
+                    throw new AssertionError("latchkey exited " + process.exitValue() + " before printing '" + text
+                            + "' on stderr: " + err());
+                }
+                if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' on stderr: " + err());
+                Thread.sleep(20); // polls the condition "text was printed"
+            }
+        }
+
         Result await() throws IOException, InterruptedException {
             if (!process.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
                 process.destroyForcibly();

@@ -116,6 +116,42 @@ class LatchkeyJarIT {
         }
     }
 
+    /**
+     * The holder's latchkey is frozen (SIGSTOP: a suspended VM, a debugger) while its job writes on;
+     * its lease runs out and a waiting run of the key takes it, but starts its CMD only once the
+     * first job has ended (the job slot): when the first latchkey resumes, it finds the loss and kills
+     * its job (76), and only then does the second job write. No line of the first job follows the second's start.
+     */
+    @Test
+    void frozenHoldersJobNeverRunsBesideTheNext() throws Exception {
+        Path log = dir.resolve("log");
+        JarCli.Running first = JarCli.start(dir, "run", "--uri", uri, "--key", "frozen", "--ttl", "5s", "--",
+                "sh", "-c", "while :; do echo A >> log; sleep 0.02; done");
+        while (!Files.exists(log)) Thread.sleep(20); // polls the condition "the first job writes"
+        signal("STOP", first.process.pid());
+        JarCli.Running second = JarCli.start(dir, "run", "--uri", uri, "--key", "frozen", "--wait", "1m", "--ttl", "5s",
+                "--", "sh", "-c", "echo B-start >> log");
+        try {
+            second.awaitErr("waiting for the processes of the previous job");
+            signal("CONT", first.process.pid());
+            assertThat(first.await().status()).isEqualTo(76);
+            JarCli.Result next = second.await();
+            assertThat(next.status()).as(next.err()).isZero();
+            List<String> lines = Files.readAllLines(log);
+            assertThat(lines.subList(lines.indexOf("B-start"), lines.size())).as("the log from the second job's start on")
+                    .containsExactly("B-start");
+        } finally {
+            if (first.process.isAlive()) signal("CONT", first.process.pid());
+            first.process.destroyForcibly();
+            second.process.destroyForcibly();
+        }
+    }
+
+    private static void signal(String name, long pid) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
+        assertThat(kill.waitFor()).isZero();
+    }
+
     /** A JVM crash (SIGABRT: what a fatal error or -XX:+CrashOnOutOfMemoryError does) takes the job along too. */
     @Test
     void crashedHolderTakesItsJobAlong() throws Exception {
@@ -123,8 +159,7 @@ class LatchkeyJarIT {
                 "sh", "-c", "(setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 600' &); exec sleep 600");
         ProcessHandle away = ProcessTrees.awaitPids(dir.resolve("pid"), holder.process.onExit()).get(0);
         try {
-            Process abort = new ProcessBuilder("kill", "-ABRT", Long.toString(holder.process.pid())).start();
-            assertThat(abort.waitFor()).isZero();
+            signal("ABRT", holder.process.pid());
             holder.process.waitFor();
             away.onExit().get(ProcessTrees.SOON.toSeconds(), TimeUnit.SECONDS);
             JarCli.Result next = JarCli.run(dir, "run", "--uri", uri, "--key", "crash", "--", "true");
