@@ -179,6 +179,12 @@ final class RunCommand implements Callable<Integer> {
         if (bypassLock) return runBypassing(err);
         Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace) : graceOnSignalOnly();
         LeaseOptions options = LeaseOptions.ttl(ttl).withMetadata(Map.of("cmd", JobRecord.describe(command, recordArgs)));
+        JobGuard guard; // started first: bash's start overlaps opening the backend and taking the lock
+        try {
+            guard = JobGuard.start(effectiveGrace, leftovers);
+        } catch (JobGuard.GuardUnavailableException e) {
+            return cannotRun(e, err);
+        }
         try (LockManager locks = root.open(uri)) {
             if (force) breakHolder(locks, err);
             Optional<Lease> lease;
@@ -192,7 +198,9 @@ final class RunCommand implements Callable<Integer> {
                     return busy(err, holder(locks, e.holder()), " after waiting " + Durations.format(wait));
                 }
             }
-            return runHolding(lease.get(), locks.description(), effectiveGrace, err);
+            return runHolding(lease.get(), locks.description(), guard, err);
+        } finally {
+            guard.abandon(); // no job came: the guard exits by itself
         }
     }
 
@@ -229,15 +237,17 @@ final class RunCommand implements Callable<Integer> {
         err.flush();
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         Thread hook = stopOnSignal(child, new AtomicBoolean(), () -> {});
+        JobGuard guard = null;
         try {
-            child.complete(ChildProcess.start(command, JobEnvironment::clear, null, Optional.empty(), graceOnSignalOnly(),
-                    leftovers, () -> false));
+            guard = JobGuard.start(graceOnSignalOnly(), leftovers);
+            child.complete(ChildProcess.start(command, JobEnvironment::clear, guard, null, Optional.empty(), () -> false));
             return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
         } finally {
             child.complete(null); // no-op once started; lets a signal's hook go on after a failed start
             unhook(hook);
+            if (guard != null) guard.abandon();
         }
     }
 
@@ -302,7 +312,7 @@ final class RunCommand implements Callable<Integer> {
         return busyExit;
     }
 
-    private int runHolding(Lease lease, String backend, Duration grace, PrintWriter err) throws InterruptedException {
+    private int runHolding(Lease lease, String backend, JobGuard guard, PrintWriter err) throws InterruptedException {
         AtomicBoolean released = new AtomicBoolean();
         // completed as soon as CMD has started (or failed to): a signal's hook waits for it, so a
         // signal that comes while CMD is starting still stops CMD
@@ -317,8 +327,8 @@ final class RunCommand implements Callable<Integer> {
         AtomicBoolean cmdEnded = new AtomicBoolean();
         try {
             try {
-                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env),
-                        lease.leaseId(), JobSlot.of(backend, key, root.env()), grace, leftovers, stopping::get));
+                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env), guard,
+                        lease.leaseId(), JobSlot.of(backend, key, root.env()), stopping::get));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
@@ -417,7 +427,7 @@ final class RunCommand implements Callable<Integer> {
     /** CMD could not be started: says why, and exits as a shell would. */
     private int cannotRun(IOException e, PrintWriter err) {
         String msg = String.valueOf(e.getMessage());
-        if (e instanceof ChildProcess.GuardUnavailableException) {
+        if (e instanceof JobGuard.GuardUnavailableException) {
             err.println("latchkey: " + msg);
             err.flush();
             return ExitCodes.UNAVAILABLE;

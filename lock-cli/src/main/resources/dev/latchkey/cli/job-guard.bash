@@ -1,30 +1,25 @@
 # latchkey's job guard: a small bash process beside CMD that outlives latchkey's JVM long enough to
-# kill every process of the job. Run as: bash -c SCRIPT latchkey-guard GRACE LEFTOVERS MARKER [SLOT]
-# With SLOT, it first takes an exclusive flock(2) on that file, kept until the guard exits (when the
-# job has ended), and then prints "ready": the JVM starts CMD only after that, so a job of the same
-# lock on this host never starts while the previous one's guard still has processes to kill.
-# Its stdin is a pipe from the JVM, which writes one request a line:
+# kill every process of the job. Run as: bash -c SCRIPT latchkey-guard GRACE LEFTOVERS
+# It is started before the lock is taken (so that its start costs no time after), and its stdin is a
+# pipe from the JVM, which writes one request a line:
+#   mark ID   CMD's environment will carry LATCHKEY_LEASE_ID=ID
+#   slot PATH take an exclusive flock(2) on PATH, kept until the guard exits (when the job has ended),
+#             then print "ready": the JVM starts CMD only after that, so a job of the same lock on
+#             this host never starts while the previous one's guard still has processes to kill
 #   job PID   CMD was started as PID (the root of the tree to stop)
 #   stop      stop the job: SIGTERM to every member, SIGKILL after GRACE ms; exit when all are gone
 #   ended     CMD exited by itself: LEFTOVERS=kill stops the rest as for stop; LEFTOVERS=wait exits
 #             once no member is left
 # End of input means the JVM died (kill -9, a crash, the OOM killer): every member gets SIGKILL at
-# once, since the store may free the key as soon as the JVM is gone.
+# once, since the store may free the key as soon as the JVM is gone (before any mark or job: the JVM
+# gave the guard up, as when the lock was busy, and it just exits).
 # Members: CMD's process tree as it is at each look, and every process whose environment carries
-# LATCHKEY_LEASE_ID=MARKER (which CMD's descendants inherit, also after they left the tree: setsid,
-# a double fork, a daemon). Zombies count as gone. The guard exits 0 once no member is left; 3 if some could not be killed.
-grace=$1 leftovers=$2 marker=$3 slot=${4:-}
+# LATCHKEY_LEASE_ID=ID (which CMD's descendants inherit, also after they left the tree: setsid, a
+# double fork, a daemon). Zombies count as gone. The guard exits 0 once no member is left; 3 if some
+# could not be killed.
+grace=$1 leftovers=$2
 trap '' INT TERM HUP QUIT   # only SIGKILL ends the guard before the job: the JVM's signals reach CMD itself
-job=
-if [[ -n $slot ]]; then
-  if exec {slotfd}>>"$slot"; then
-    if ! flock -n -x "$slotfd" 2>/dev/null; then
-      echo "latchkey: waiting for the processes of the previous job of this lock on this host to end" >&2
-      flock -x "$slotfd" || echo "latchkey: WARNING: could not lock $slot: the previous job may still run" >&2
-    fi
-  fi
-  echo ready
-fi
+job= marker=
 nap=
 
 # sleeps $1 seconds: read -t on a pipe nothing is written to, opened on first use (not every guard sleeps)
@@ -89,11 +84,21 @@ stop() {
 
 while :; do
   if ! read -r request arg; then
+    [[ -n $job$marker ]] || exit 0
     stop 0; status=$?
     echo "latchkey: latchkey's JVM ended while CMD ran: CMD's processes were killed" >&2
     exit $status
   fi
   case $request in
+    mark) marker=$arg ;;
+    slot)
+      if exec {slotfd}>>"$arg"; then
+        if ! flock -n -x "$slotfd" 2>/dev/null; then
+          echo "latchkey: waiting for the processes of the previous job of this lock on this host to end" >&2
+          flock -x "$slotfd" || echo "latchkey: WARNING: could not lock $arg: the previous job may still run" >&2
+        fi
+      fi
+      echo ready ;;
     job) job=$arg ;;
     stop) stop "$grace"; exit ;;
     ended)

@@ -1,0 +1,175 @@
+package dev.latchkey.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The guard of one job: a {@code bash} process ({@code job-guard.bash}) that stops every process of
+ * the job on request, and on its own when this JVM dies, which it learns from the end of the pipe
+ * this class writes its requests to. {@link ChildProcess} says what the job's processes are and what
+ * is guaranteed.
+ *
+ * <p>Started before the lock is taken, so that bash's start costs the run no time once it holds the
+ * lock; given up with {@link #abandon()} when no job comes (the lock was busy), and it exits.
+ * Requests are one line each and never block (a few bytes into a pipe): a lease-loss listener may
+ * send them from the timer thread, and no request needs a thread.
+ */
+final class JobGuard {
+    private static final String SCRIPT = script();
+
+    private final Process process;
+    private final OutputStream requests;
+    private final ReentrantLock requestLock = new ReentrantLock();
+    private boolean stopRequested; // guarded by requestLock
+    private boolean used; // guarded by requestLock
+
+    private JobGuard(Process process) {
+        this.process = process;
+        this.requests = process.getOutputStream();
+    }
+
+    /**
+     * Starts a guard.
+     *
+     * @param grace     between SIGTERM and SIGKILL when the job is stopped
+     * @param leftovers what to do with processes CMD leaves running when it exits by itself
+     * @throws GuardUnavailableException no {@code bash} on the PATH
+     */
+    static JobGuard start(Duration grace, ChildProcess.Leftovers leftovers) throws GuardUnavailableException {
+        try {
+            return new JobGuard(new ProcessBuilder("bash", "-c", SCRIPT, "latchkey-guard",
+                    Long.toString(grace.toMillis()), leftovers.name())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start());
+        } catch (IOException e) {
+            throw new GuardUnavailableException("cannot start bash, which latchkey needs to guard CMD's processes: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** No guard could be started or made ready: CMD was not started. */
+    static final class GuardUnavailableException extends IOException {
+        GuardUnavailableException(String message, IOException cause) {
+            super(message, cause);
+        }
+    }
+
+    /** CMD's environment will carry {@code LATCHKEY_LEASE_ID=marker}: its descendants are found by it. */
+    void mark(String marker) {
+        request("mark " + marker);
+    }
+
+    /**
+     * Has the guard take the lock's {@link JobSlot}, and returns once it holds it (at once, unless the
+     * previous job of the lock on this host is still being stopped). Polls, so that a signal to
+     * latchkey ({@code abandoned}) ends the wait: the guard ignores signals, and its flock(1) with it.
+     */
+    void takeSlot(Path slot, BooleanSupplier abandoned) throws IOException, InterruptedException {
+        request("slot " + slot);
+        InputStream ready = process.getInputStream();
+        long pause = 0;
+        while (ready.available() < 6 && process.isAlive() && !abandoned.getAsBoolean()) {
+            Thread.sleep(pause);
+            pause = Math.min(pause + 1, 10);
+        }
+        byte[] line = ready.available() >= 6 ? ready.readNBytes(6) : new byte[0];
+        if (!"ready\n".equals(new String(line, StandardCharsets.US_ASCII))) {
+            process.destroyForcibly();
+            throw new GuardUnavailableException(abandoned.getAsBoolean()
+                    ? "CMD was not started: stopped while the previous job of this lock was still ending"
+                    : "CMD was not started: its guard process ended before it was ready (see above)", null);
+        }
+    }
+
+    /** CMD runs as {@code pid}: the root of the tree to stop. */
+    void job(long pid) {
+        request("job " + pid);
+    }
+
+    /** CMD exited by itself: the guard deals with its leftovers, then exits. */
+    void ended() {
+        request("ended");
+    }
+
+    /** Asks the guard to stop the job; returns at once. Idempotent. */
+    void stop() {
+        requestLock.lock();
+        try {
+            if (stopRequested) return;
+            stopRequested = true;
+        } finally {
+            requestLock.unlock();
+        }
+        request("stop");
+    }
+
+    boolean stopRequested() {
+        requestLock.lock();
+        try {
+            return stopRequested;
+        } finally {
+            requestLock.unlock();
+        }
+    }
+
+    /** No job came (the lock was busy, the backend failed): the guard exits by itself. */
+    void abandon() {
+        requestLock.lock();
+        try {
+            if (used) return;
+        } finally {
+            requestLock.unlock();
+        }
+        try {
+            requests.close();
+        } catch (IOException e) {
+            // it has ended already
+        }
+    }
+
+    /** Returns once the guard has finished: the job's processes it found have ended. */
+    void awaitExit() throws InterruptedException {
+        process.waitFor();
+    }
+
+    /**
+     * After {@link #awaitExit()}: the processes the guard could not stop (it named them on stderr), or
+     * an empty text. A guard that ended otherwise than as designed leaves the whole job unconfirmed.
+     */
+    String survivors() {
+        return switch (process.exitValue()) {
+            case 0 -> "";
+            case 3 -> "processes of CMD that latchkey may not signal (another user's; listed above)";
+            default -> "CMD's processes, unconfirmed: the guard ended with status " + process.exitValue();
+        };
+    }
+
+    private void request(String line) {
+        requestLock.lock();
+        try {
+            used = true;
+            requests.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            requests.flush();
+        } catch (IOException e) {
+            // the guard has ended (killed from outside): survivors() says so once it is reaped
+        } finally {
+            requestLock.unlock();
+        }
+    }
+
+    private static String script() {
+        try (InputStream in = JobGuard.class.getResourceAsStream("job-guard.bash")) {
+            if (in == null) throw new IllegalStateException("job-guard.bash is missing from latchkey's jar");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
