@@ -92,6 +92,7 @@ class LatchkeyLockRegistryTest {
         lock.unlock();
         assertThat(locks.inspect("k")).as("released after the last unlock").isEmpty();
         assertThat(other.obtain("k").tryLock()).isTrue();
+        other.obtain("k").unlock();
     }
 
     @Test
