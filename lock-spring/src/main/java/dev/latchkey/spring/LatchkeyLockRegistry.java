@@ -83,7 +83,7 @@ public final class LatchkeyLockRegistry
 
     private LatchkeyLock held(Object lockKey) {
         LatchkeyLock lock = byKey.get(key(lockKey));
-        if (lock == null) throw new IllegalMonitorStateException("lock '" + lockKey + "' is not held by this thread");
+        if (lock == null) throw LatchkeyLock.notOwned(key(lockKey));
         return lock;
     }
 

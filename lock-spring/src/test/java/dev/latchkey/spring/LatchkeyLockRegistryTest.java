@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.InvalidLockKeyException;
 import dev.latchkey.Latchkey;
+import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
@@ -13,7 +14,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterEach;
@@ -34,6 +40,8 @@ class LatchkeyLockRegistryTest {
     private LockManager otherLocks;
     private LatchkeyLockRegistry registry;
     private LatchkeyLockRegistry other;
+    /** A thread of its own for a holder the test thread must not block on. */
+    private final ExecutorService threadA = Executors.newSingleThreadExecutor();
 
     @BeforeEach
     void open() {
@@ -46,6 +54,7 @@ class LatchkeyLockRegistryTest {
 
     @AfterEach
     void close() {
+        threadA.shutdownNow();
         locks.close();
         otherLocks.close();
     }
@@ -83,6 +92,7 @@ class LatchkeyLockRegistryTest {
         lock.unlock();
         assertThat(locks.inspect("k")).as("released after the last unlock").isEmpty();
         assertThat(other.obtain("k").tryLock()).isTrue();
+        other.obtain("k").unlock();
     }
 
     @Test
@@ -102,6 +112,30 @@ class LatchkeyLockRegistryTest {
         assertThat(tryFromAnotherThread.get(30, TimeUnit.SECONDS)).as("another thread of this process waits too").isFalse();
         assertThat(locks.inspect("k")).isPresent();
         lock.unlock();
+    }
+
+    @Test
+    void unlockByAThreadThatDoesNotOwnTheLockSaysSo() throws Exception {
+        Lock lock = registry.obtain("k");
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageStartingWith("The current thread doesn't own a lock for: k");
+        lock.lock();
+        Throwable fromAnotherThread = CompletableFuture.supplyAsync(() -> {
+            try {
+                lock.unlock();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        }).get(30, TimeUnit.SECONDS);
+        assertThat(fromAnotherThread)
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageStartingWith("The current thread doesn't own a lock for: k");
+        lock.unlock();
+        assertThatThrownBy(() -> registry.renewLock("never-obtained"))
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageStartingWith("The current thread doesn't own a lock for: never-obtained");
     }
 
     @Test
@@ -126,6 +160,59 @@ class LatchkeyLockRegistryTest {
         theirs.unlock();
         assertThat(lock.tryLock()).isTrue();
         lock.unlock();
+    }
+
+    @Test
+    void reentryAfterTheLeaseWasLostFailsWhileTheNewHolderHasTheKey() throws Exception {
+        DistributedLock lock = registry.obtain("k");
+        lock.lock();
+        assertThat(otherLocks.forceRelease("k")).isTrue();
+        Lease theirs = otherLocks.tryAcquire("k", OPTIONS).orElseThrow();
+
+        assertThat(lock.tryLock()).as("re-entry finds the lease lost and the key taken").isFalse();
+        assertThat(lock.tryLock(100, TimeUnit.MILLISECONDS)).as("a bounded re-entry times out").isFalse();
+        assertThat(lock.tryLock(Duration.ofMillis(100), Duration.ofSeconds(7))).isFalse();
+        assertThat(((LatchkeyLock) lock).held().isValid()).as("the lease the thread still holds the lock by").isFalse();
+        assertThatThrownBy(() -> registry.renewLock("k")).isInstanceOf(LeaseLostException.class);
+        assertThat(otherLocks.inspect("k").map(LockInfo::leaseId)).as("the new holder keeps the key").contains(theirs.leaseId());
+
+        // the failed re-entries took no hold: the one unlock for the one lock() reports the loss
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(ConcurrentModificationException.class)
+                .cause().isInstanceOf(LeaseLostException.class)
+                .satisfies(e -> assertThat(((LeaseLostException) e).reason().ranOutLocally()).isFalse());
+        assertThatThrownBy(lock::unlock).as("no hold is left").isInstanceOf(IllegalMonitorStateException.class);
+        assertThat(otherLocks.inspect("k").map(LockInfo::leaseId)).contains(theirs.leaseId());
+        theirs.release();
+    }
+
+    @Test
+    void reentrantLockAfterTheLeaseWasLostWaitsForTheKeyAndTheLastUnlockStillReportsTheLoss() throws Exception {
+        Lock lock = registry.obtain("k");
+        onA(() -> {
+            lock.lock();
+            return null;
+        });
+        assertThat(otherLocks.forceRelease("k")).isTrue();
+        Lease theirs = otherLocks.tryAcquire("k", OPTIONS).orElseThrow();
+
+        Future<?> reentry = threadA.submit(() -> {
+            lock.lock();
+            return null;
+        });
+        assertThat(reentry).as("lock() cannot return while another holder has the key").isNotDone();
+        theirs.release();
+        reentry.get(30, TimeUnit.SECONDS);
+        String fresh = locks.inspect("k").map(LockInfo::leaseId).orElse(null);
+        assertThat(fresh).as("the re-entry took a fresh lease").isNotNull().isNotEqualTo(theirs.leaseId());
+
+        assertThat(thrownOnA(lock::unlock)).as("an inner unlock").isNull();
+        assertThat(locks.inspect("k").map(LockInfo::leaseId)).as("still held for the outer hold").contains(fresh);
+        assertThat(thrownOnA(lock::unlock))
+                .as("the outer hold spanned the loss")
+                .isInstanceOf(ConcurrentModificationException.class)
+                .cause().isInstanceOf(LeaseLostException.class);
+        assertThat(locks.inspect("k")).as("the fresh lease was released all the same").isEmpty();
     }
 
     @Test
@@ -213,5 +300,25 @@ class LatchkeyLockRegistryTest {
         assertThat(interruptedAfterLock).isNotDone();
         mine.unlock();
         assertThat(interruptedAfterLock.get(30, TimeUnit.SECONDS)).as("lock() returned with the interrupt restored").isTrue();
+    }
+
+    private <T> T onA(Callable<T> call) throws Exception {
+        try {
+            return threadA.submit(call).get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+    }
+
+    /** What {@code action} threw on thread A, or null. */
+    private Throwable thrownOnA(Runnable action) throws Exception {
+        return onA(() -> {
+            try {
+                action.run();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
     }
 }
