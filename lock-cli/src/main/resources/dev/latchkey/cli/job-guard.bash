@@ -28,18 +28,28 @@ nap() {
   read -r -t "$1" -u "$nap" _
 }
 
-# the pids of the members, one a line
+# "pid state ppid" of every process: from /proc on Linux, else from ps (macOS, the BSDs)
+processes() {
+  if [[ -d /proc/self ]]; then
+    # the command name in parentheses may hold spaces and ")"
+    cat /proc/[0-9]*/stat 2>/dev/null | awk '{ i = length($0); while (i > 0 && substr($0, i, 1) != ")") i--
+      split(substr($0, i + 2), f, " "); print $1, f[1], f[2] }'
+  else
+    ps -A -o pid= -o stat= -o ppid= 2>/dev/null
+  fi
+}
+
+# the pids of the members, one a line (the lease id is looked for in /proc only: elsewhere the tree alone)
 members() {
   local marked=
-  [[ -n $marker ]] && marked=$(grep -slzxF -- "LATCHKEY_LEASE_ID=$marker" /proc/[0-9]*/environ)
+  [[ -n $marker && -d /proc/self ]] && marked=$(grep -slzxF -- "LATCHKEY_LEASE_ID=$marker" /proc/[0-9]*/environ)
   [[ -n $job$marked ]] || return 0  # no root: no member (the common end: CMD exited, left nothing behind)
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v roots="$job ${marked//[!0-9]/ }" -v me=$$ '
-    { i = length($0); while (i > 0 && substr($0, i, 1) != ")") i--   # comm may hold spaces and ")"
-      split(substr($0, i + 2), f, " "); state[$1] = f[1]; parent[$1] = f[2] }
+  processes | awk -v roots="$job ${marked//[!0-9]/ }" -v me=$$ '
+    { state[$1] = $2; parent[$1] = $3 }
     END {
       n = split(roots, r, " "); for (k = 1; k <= n; k++) if (r[k] in state) in_job[r[k]] = 1
       do { grew = 0; for (p in parent) if (!(p in in_job) && (parent[p] in in_job)) { in_job[p] = 1; grew = 1 } } while (grew)
-      for (p in in_job) if (p != me && parent[p] != me && state[p] != "Z" && state[p] != "X") print p
+      for (p in in_job) if (p != me && parent[p] != me && state[p] !~ /^[ZX]/) print p
     }'
 }
 
@@ -47,8 +57,13 @@ members() {
 running() {
   local p s
   for p; do
-    read -r s 2>/dev/null < "/proc/$p/stat" || continue
-    s=${s##*) }
+    if [[ -d /proc/self ]]; then
+      read -r s 2>/dev/null < "/proc/$p/stat" || continue
+      s=${s##*) }
+    else
+      s=$(ps -o stat= -p "$p" 2>/dev/null) || continue
+      s=${s##* }
+    fi
     [[ ${s:0:1} == [ZX] ]] || return 0
   done
   return 1
@@ -92,7 +107,9 @@ while :; do
   case $request in
     mark) marker=$arg ;;
     slot)
-      if exec {slotfd}>>"$arg"; then
+      if ! command -v flock >/dev/null; then
+        echo "latchkey: WARNING: no flock(1) on the PATH (util-linux): a run of this lock on this host may start before the previous job has ended" >&2
+      elif exec {slotfd}>>"$arg"; then
         if ! flock -n -x "$slotfd" 2>/dev/null; then
           echo "latchkey: waiting for the processes of the previous job of this lock on this host to end" >&2
           flock -x "$slotfd" || echo "latchkey: WARNING: could not lock $arg: the previous job may still run" >&2
