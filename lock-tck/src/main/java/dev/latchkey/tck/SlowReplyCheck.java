@@ -28,7 +28,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * the contender watches on until a TTL and a margin after the acquisition, past the time the store
  * would have freed a key nobody renewed. <b>Checked</b>: whenever the contender got the key, the
  * holder's lease was already invalid and its {@code onLost} had fired (a holder that stays valid
- * keeps the key; one that lost it knew first); the renewal made during the stall returns or throws
+ * keeps the key; one that lost it knew first), and the grant came no earlier than the deadline the
+ * acquisition gave the lease (TTL − TTL/5 after it was sent): the holder is alive and never
+ * released, so only running out may free the key — a client that reports the loss of a session its
+ * own timeout closed still fails; the renewal made during the stall returns or throws
  * a {@link LockException}, nothing else. Bounds are orderings; a loaded machine can only make the
  * lease lose (allowed), never make the check fail.
  *
@@ -55,7 +58,7 @@ public final class SlowReplyCheck {
                     + ttl.toMillis() + " ms lease no time to hear a late reply before its deadline (TTL − TTL/5):"
                     + " use a longer TTL or a shorter timeout");
         }
-        holder.inspect(key + "/warm-up"); // connections and schema in place before the fault
+        warmUp(holder, key + "/warm-up");
         long acquiring = System.nanoTime();
         Lease lease = holder.tryAcquire(key, LeaseOptions.ttl(ttl).withOwner("slow-reply-holder"))
                 .orElseThrow(() -> new AssertionError("a fresh key " + TckFixture.show(key) + " was held by someone"));
@@ -95,7 +98,15 @@ public final class SlowReplyCheck {
         long watchUntil = acquiring + ttl.plus(ttl.dividedBy(5)).toNanos();
         Optional<Lease> taken = contenderWatch.awaitIfTaken(Duration.ofNanos(Math.max(0, watchUntil - System.nanoTime())));
         boolean validAtEnd = lease.isValid();
-        if (taken.isPresent()) contenderWatch.assertExclusion();
+        if (taken.isPresent()) {
+            contenderWatch.assertExclusion();
+            // the holder neither released nor died: the store may let go no earlier than the TTL after the
+            // acquisition was sent, and `acquiring` precedes that send; a margin earlier is an early free
+            assertThat(contenderWatch.takenNanos() - (acquiring + validity.toNanos()))
+                    .as("ns from the holder's earliest possible deadline to the contender's grant: the store freed the key"
+                            + " of a live holder before its lease could have run out, because a reply was late (must be >= 0)")
+                    .isNotNegative();
+        }
         if (renewal.get() != null) {
             assertThat(renewal.get()).as("what the renewal whose reply was late threw").isInstanceOf(LockException.class);
         }
@@ -114,6 +125,26 @@ public final class SlowReplyCheck {
             else if (validAtEnd) lease.release();
         } catch (LockException e) {
             // clean-up only: the lease may have run out since; the managers' close frees what is left
+        }
+    }
+
+    /**
+     * Connections, schema and the server's write path in place before the fault: a cold server's
+     * first write can take longer than a short request timeout. Retries what fails for up to
+     * {@link TckFixture#GENEROUS}; nothing here is judged.
+     */
+    private static void warmUp(LockManager m, String key) throws InterruptedException {
+        long start = System.nanoTime();
+        while (true) {
+            try {
+                m.tryAcquire(key, LeaseOptions.ttl(Duration.ofSeconds(30)).withoutHeartbeat().withOwner("slow-reply-warm-up"))
+                        .ifPresent(Lease::release);
+                return;
+            } catch (LockException e) {
+                if (System.nanoTime() - start > GENEROUS.toNanos()) throw new AssertionError("the holder's client did not"
+                        + " manage one acquire and release within " + GENEROUS.toSeconds() + " s before any fault", e);
+                TckFixture.pace(Duration.ofMillis(100));
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.latchkey.tck;
 
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
+import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
@@ -35,7 +36,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * the server holds a key for the connection that locked it and frees it when that connection
  * closes; the client closes its connection when a renewal's reply is later than the URI's
  * {@code timeout}, and its lease then stays valid until its deadline, renewals failing as retriable
- * errors. A reply slower than the timeout thus hands the key to a contender under a valid lease.
+ * errors — or, with {@code onTimeout=lost}, reports the lease lost at once, just before the server
+ * frees the key. A reply slower than the timeout thus hands the key to a contender under a valid
+ * lease, or long before the lease could have run out.
  * Nothing here is for real use.
  */
 final class SessionLocks {
@@ -97,12 +100,14 @@ final class SessionLocks {
         private final InetSocketAddress server;
         private final int timeoutMillis;
         private final LeaseRuntime runtime;
+        private final boolean reportsLoss;
 
         Manager(String uri, LockContext context) {
             LockUri u = LockUri.parse(uri);
             this.server = new InetSocketAddress(u.host(), u.port().orElseThrow());
             this.timeoutMillis = (int) u.durationParam("timeout", Duration.ofSeconds(1)).toMillis();
             this.runtime = LeaseRuntime.create(context, "session");
+            this.reportsLoss = u.param("onTimeout", "").equals("lost");
         }
 
         @Override
@@ -117,7 +122,7 @@ final class SessionLocks {
                     s.close();
                     return Optional.empty();
                 }
-                SessionLease lease = new SessionLease(runtime, key, options, sent, s);
+                SessionLease lease = new SessionLease(runtime, key, options, sent, s, reportsLoss);
                 lease.begin();
                 return Optional.of(lease);
             } catch (IOException e) {
@@ -166,10 +171,12 @@ final class SessionLocks {
 
     private static final class SessionLease extends ManagedLease {
         private final Socket session;
+        private final boolean reportsLoss;
 
-        SessionLease(LeaseRuntime runtime, String key, LeaseOptions options, long sent, Socket session) {
+        SessionLease(LeaseRuntime runtime, String key, LeaseOptions options, long sent, Socket session, boolean reportsLoss) {
             super(runtime, key, UUID.randomUUID().toString(), 0, options, sent);
             this.session = session;
+            this.reportsLoss = reportsLoss;
         }
 
         void begin() {
@@ -182,8 +189,9 @@ final class SessionLocks {
                 call(session, "PING");
                 return sentNanos;
             } catch (SocketTimeoutException e) {
-                closeQuietly(); // THE BUG: the server frees the key with the session, the lease stays valid
-                throw new LockBackendException("no reply within the timeout; the session was closed", true, e);
+                closeQuietly(); // THE BUG: the server frees the key with the session
+                if (reportsLoss) throw new LeaseLostException(LeaseLostException.Reason.SESSION_ENDED, "the session was closed", e);
+                throw new LockBackendException("no reply within the timeout; the session was closed", true, e); // still valid
             } catch (IOException e) {
                 throw new LockBackendException("session locks: " + e, true, e);
             }

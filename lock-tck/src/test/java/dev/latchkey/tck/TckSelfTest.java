@@ -196,6 +196,12 @@ class TckSelfTest {
         }
     }
 
+    static class SlowReplyEndsTheSession extends SlowReplyFreesTheKey {
+        @Override protected String serverUri() {
+            return super.serverUri() + "&onTimeout=lost";
+        }
+    }
+
     @Test
     void casContractCatchesNonAtomicCreateAndReplace() {
         Map<String, Throwable> failed = failures(RacyStoreCas.class,
@@ -332,6 +338,14 @@ class TckSelfTest {
                 "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease");
         assertFailedOn(failed, "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease",
                 "still valid when the contender got the key");
+    }
+
+    @Test
+    void networkFaultContractCatchesAKeyFreedEarlyWithTheLossReportedFirst() {
+        Map<String, Throwable> failed = failures(SlowReplyEndsTheSession.class,
+                "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease");
+        assertFailedOn(failed, "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease",
+                "before its lease could have run out");
     }
 
     @Test
