@@ -15,6 +15,7 @@ import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.FaultProxy;
+import dev.latchkey.tck.SlowReplyCheck;
 import dev.latchkey.tck.TakeoverWatch;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,7 +43,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * default TTL; a partition under a holder makes its lease invalid, and fires its listeners, before
  * anyone else holds; a candidate whose insert landed but whose reply (or settle read) was lost
  * leaves no phantom holder for its TTL; a latency spike past the margin never lets two hold; a
- * heartbeat whose reply was lost counts for nothing, the next one from its own send time; and after
+ * heartbeat whose reply was lost counts for nothing, the next one from its own send time; a reply
+ * later than the request timeout frees nothing under a valid lease (the kit's check); and after
  * every fault heals the same manager works again.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -224,6 +226,18 @@ class ClickHouseNetworkFaultTest {
         proxy.heal();
         taken.release();
         assertSameManagerWorks(holder, "slow-network");
+    }
+
+    /**
+     * The kit's slow-reply check ({@link SlowReplyCheck}): replies held past the 1 s request timeout,
+     * well inside a 5 s TTL, while a direct contender polls: it never holds under a valid lease.
+     */
+    @Test
+    void replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease() throws Exception {
+        FaultProxy proxy = proxy();
+        LockManager holder = open(proxy.rewrite(uri("settle=100ms&timeout=1s")));
+        SlowReplyCheck.run(holder, proxy, open(uri("settle=100ms")), "slow-reply", Duration.ofSeconds(5), Duration.ofSeconds(1),
+                "ClickHouseNetworkFaultTest");
     }
 
     // ---------------------------------------------------------------- heartbeat under a lost reply

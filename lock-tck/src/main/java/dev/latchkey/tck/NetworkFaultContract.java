@@ -13,6 +13,7 @@ import dev.latchkey.LockBackendException;
 import dev.latchkey.LockException;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
+import dev.latchkey.spi.LockUri;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +39,9 @@ import org.junit.jupiter.api.Timeout;
  * <p><b>What is checked</b>: a partition under a holder ends its lease — invalid, listeners fired —
  * before any other client holds, and the key is free again within the TTL plus a bound; a
  * partition that swallows the reply to an acquisition leaves no phantom holder past the TTL;
- * latency past the safety margin lets no two leases be valid at once; after the network heals, the
+ * latency past the safety margin lets no two leases be valid at once; a reply slower than the
+ * client's own request timeout ({@link #requestTimeout()}), well inside the TTL, frees nothing under
+ * a valid lease ({@link SlowReplyCheck}); after the network heals, the
  * same clients work again without a restart, also after every connection was reset; invalid keys
  * send nothing; and, given {@link #serverFaults()}, a server restart lets no one in while a lease
  * granted before it could still be valid — and, for a store that declares it keeps its leases
@@ -72,6 +75,20 @@ public abstract class NetworkFaultContract {
      */
     protected Duration shortTtl() {
         return Duration.ofSeconds(3);
+    }
+
+    /**
+     * The longest the client of {@link #serverUri()} waits for one reply; the slow-reply test holds
+     * replies for longer. Default: the URI's {@code timeout} parameter; a backend configured otherwise
+     * overrides this (the test fails, never skips, when neither says).
+     */
+    protected Duration requestTimeout() throws Exception {
+        Duration timeout = LockUri.parse(serverUri()).durationParam("timeout", null);
+        if (timeout == null) {
+            throw new IllegalStateException("serverUri() has no timeout parameter: override requestTimeout() with the"
+                    + " longest the backend's client waits for one reply");
+        }
+        return timeout;
     }
 
     /** Server-side faults the backend's tests can cause; null (the default) skips their tests. */
@@ -161,6 +178,13 @@ public abstract class NetworkFaultContract {
         Optional<Lease> taken = contender.awaitIfTaken(ttl.multipliedBy(4));
         if (taken.isPresent()) contender.assertExclusion();
         report("latency of TTL/2 each way", fault, invalidAt);
+    }
+
+    /** A reply slower than the client's request timeout, well inside the TTL: see {@link SlowReplyCheck}. */
+    @Test
+    void replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease() throws Exception {
+        LockManager holder = throughProxy();
+        SlowReplyCheck.run(holder, proxy, direct(), fx.key("slow-reply"), shortTtl(), requestTimeout(), backend());
     }
 
     // ---------------------------------------------------------------- recovery

@@ -12,6 +12,9 @@ import dev.latchkey.engine.LeaseEngine;
 import dev.latchkey.mem.MemStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -169,6 +172,36 @@ class TckSelfTest {
         }
     }
 
+    static class SlowReplyFreesTheKey extends NetworkFaultContract {
+        static final SessionLocks.Server SERVER = startServer();
+
+        private static SessionLocks.Server startServer() {
+            try {
+                return new SessionLocks.Server();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override protected String serverUri() {
+            return "session://127.0.0.1:" + SERVER.address().getPort() + "/?timeout=1s";
+        }
+
+        @Override protected InetSocketAddress server() {
+            return SERVER.address();
+        }
+
+        @Override protected LockManager open(String uri, LockContext context) {
+            return new SessionLocks.Manager(uri, context);
+        }
+    }
+
+    static class SlowReplyEndsTheSession extends SlowReplyFreesTheKey {
+        @Override protected String serverUri() {
+            return super.serverUri() + "&onTimeout=lost";
+        }
+    }
+
     @Test
     void casContractCatchesNonAtomicCreateAndReplace() {
         Map<String, Throwable> failed = failures(RacyStoreCas.class,
@@ -297,6 +330,22 @@ class TckSelfTest {
         assertFailedOn(failed, "renewalTheStoreRefusedWithoutWritingExtendsNothing", "two valid leases");
         assertFailedOn(failed, "claimWhoseReplyWasLostLeavesNoPhantomHolder", "phantom holder after a create");
         assertFailedOn(failed, "hungRenewalDelaysNeitherLossSignalsNorOtherManagers", "another manager's lease was lost");
+    }
+
+    @Test
+    void networkFaultContractCatchesAKeyFreedWhenAReplyIsLaterThanTheRequestTimeout() {
+        Map<String, Throwable> failed = failures(SlowReplyFreesTheKey.class,
+                "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease");
+        assertFailedOn(failed, "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease",
+                "still valid when the contender got the key");
+    }
+
+    @Test
+    void networkFaultContractCatchesAKeyFreedEarlyWithTheLossReportedFirst() {
+        Map<String, Throwable> failed = failures(SlowReplyEndsTheSession.class,
+                "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease");
+        assertFailedOn(failed, "replySlowerThanTheRequestTimeoutNeverFreesTheKeyUnderAValidLease",
+                "before its lease could have run out");
     }
 
     @Test
