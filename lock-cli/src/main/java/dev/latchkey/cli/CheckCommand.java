@@ -84,7 +84,7 @@ final class CheckCommand implements Callable<Integer> {
     boolean skipCas;
 
     @Option(names = "--contract", split = ",", paramLabel = "NAME",
-            description = "Run only these contracts: locks, cas, faults (comma-separated or repeated; default: all three). "
+            description = "Run only these contracts: locks, cas, faults, containment (comma-separated or repeated; default: all four). "
                     + "E.g. --contract cas for the compare-and-swap races alone, which take seconds.")
     List<String> contracts = List.of();
 
@@ -159,7 +159,7 @@ final class CheckCommand implements Callable<Integer> {
         Set<LiveCheck.Contract> chosen = EnumSet.noneOf(LiveCheck.Contract.class);
         for (String name : contracts) {
             chosen.add(LiveCheck.Contract.named(name.strip()).orElseThrow(() -> new ParameterException(spec.commandLine(),
-                    "--contract: unknown contract '" + name + "' (choose from locks, cas, faults)")));
+                    "--contract: unknown contract '" + name + "' (choose from locks, cas, faults, containment)")));
         }
         return chosen;
     }

@@ -28,7 +28,8 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
- * Runs the TCK ({@link LiveLockContract}, {@link LiveStoreContract}, {@link LiveStoreFaultContract}) in this JVM with the JUnit
+ * Runs the TCK ({@link LiveLockContract}, {@link LiveStoreContract}, {@link LiveStoreFaultContract}) and the
+ * command's job containment ({@link LiveJobContainmentContract}) in this JVM with the JUnit
  * Platform Launcher against one live deployment, printing a line per test as it finishes.
  *
  * <p>JUnit instantiates the contract classes itself, so the settings reach them through a static
@@ -51,7 +52,8 @@ public final class LiveCheck {
     public enum Contract {
         LOCKS("locks", LiveLockContract.class),
         CAS("cas", LiveStoreContract.class),
-        FAULTS("faults", LiveStoreFaultContract.class);
+        FAULTS("faults", LiveStoreFaultContract.class),
+        CONTAINMENT("containment", LiveJobContainmentContract.class);
 
         private final String label;
         private final Class<?> tests;
@@ -167,6 +169,13 @@ public final class LiveCheck {
         @Override
         public void executionStarted(TestIdentifier id) {
             startedAt.put(id.getUniqueId(), System.nanoTime());
+        }
+
+        /** A measurement a test published (the containment contract's times): shown under the test's line. */
+        @Override
+        public void reportingEntryPublished(TestIdentifier id, org.junit.platform.engine.reporting.ReportEntry entry) {
+            entry.getKeyValuePairs().forEach((k, v) -> out.println("      " + k + ": " + v));
+            out.flush();
         }
 
         @Override
