@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -52,16 +51,14 @@ final class ChildProcess {
      * @param marker    the value of {@code LATCHKEY_LEASE_ID} the command's environment carries, or
      *                  null when it carries none (its descendants are then found by the tree alone)
      * @param slot      the lock's {@link JobSlot}, taken by the guard before the command starts, or empty
-     * @param abandoned true once latchkey is stopping: ends a wait for the slot, and CMD is not started
      * @throws IOException when the command cannot be started (not found, not executable), or the
      *                     guard could not take the slot ({@link JobGuard.GuardUnavailableException})
-     * @throws InterruptedException while waiting for the slot
      */
     static ChildProcess start(List<String> command, Consumer<Map<String, String>> environment, JobGuard guard,
-                              String marker, Optional<Path> slot, BooleanSupplier abandoned)
-            throws IOException, InterruptedException {
+                              String marker, Optional<Path> slot)
+            throws IOException {
         if (marker != null) guard.mark(marker);
-        if (slot.isPresent()) guard.takeSlot(slot.get(), abandoned);
+        if (slot.isPresent()) guard.takeSlot(slot.get());
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
         environment.accept(builder.environment());
         Process process;

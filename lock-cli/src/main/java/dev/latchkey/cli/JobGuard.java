@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
 
 /**
  * The guard of one job: a {@code bash} process ({@code job-guard.bash}) that stops every process of
@@ -29,6 +28,8 @@ final class JobGuard {
     private final ReentrantLock requestLock = new ReentrantLock();
     private boolean stopRequested; // guarded by requestLock
     private boolean used; // guarded by requestLock
+    private volatile boolean waitingForSlot;
+    private volatile boolean slotWaitCancelled;
 
     private JobGuard(Process process) {
         this.process = process;
@@ -68,24 +69,38 @@ final class JobGuard {
 
     /**
      * Has the guard take the lock's {@link JobSlot}, and returns once it holds it (at once, unless the
-     * previous job of the lock on this host is still being stopped). Polls, so that a signal to
-     * latchkey ({@code abandoned}) ends the wait: the guard ignores signals, and its flock(1) with it.
+     * previous job of the lock on this host is still being stopped, which the guard then says on
+     * stderr). {@link #cancelSlotWait()} ends the wait.
+     *
+     * @throws GuardUnavailableException the guard ended, or the wait was cancelled: CMD must not start
      */
-    void takeSlot(Path slot, BooleanSupplier abandoned) throws IOException, InterruptedException {
+    void takeSlot(Path slot) throws GuardUnavailableException {
         request("slot " + slot);
-        InputStream ready = process.getInputStream();
-        long pause = 0;
-        while (ready.available() < 6 && process.isAlive() && !abandoned.getAsBoolean()) {
-            Thread.sleep(pause);
-            pause = Math.min(pause + 1, 10);
+        waitingForSlot = true;
+        String answer;
+        try {
+            answer = new String(process.getInputStream().readNBytes(6), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            answer = "";
+        } finally {
+            waitingForSlot = false;
         }
-        byte[] line = ready.available() >= 6 ? ready.readNBytes(6) : new byte[0];
-        if (!"ready\n".equals(new String(line, StandardCharsets.US_ASCII))) {
+        if (!answer.equals("ready\n")) {
             process.destroyForcibly();
-            throw new GuardUnavailableException(abandoned.getAsBoolean()
+            throw new GuardUnavailableException(slotWaitCancelled
                     ? "CMD was not started: stopped while the previous job of this lock was still ending"
                     : "CMD was not started: its guard process ended before it was ready (see above)", null);
         }
+    }
+
+    /**
+     * From a signal's shutdown hook: a wait for the slot ends (the guard ignores signals, and its
+     * flock(1) with it, so it is killed), and CMD is not started. Does nothing once CMD runs.
+     */
+    void cancelSlotWait() {
+        if (!waitingForSlot) return;
+        slotWaitCancelled = true;
+        process.destroyForcibly(); // no job yet: nothing of it to stop
     }
 
     /** CMD runs as {@code pid}: the root of the tree to stop. */

@@ -236,11 +236,11 @@ final class RunCommand implements Callable<Integer> {
                 + "'; it may run beside whoever holds it");
         err.flush();
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
-        Thread hook = stopOnSignal(child, new AtomicBoolean(), () -> {});
+        Thread hook = stopOnSignal(child, () -> {}, () -> {});
         JobGuard guard = null;
         try {
             guard = JobGuard.start(graceOnSignalOnly(), leftovers);
-            child.complete(ChildProcess.start(command, JobEnvironment::clear, guard, null, Optional.empty(), () -> false));
+            child.complete(ChildProcess.start(command, JobEnvironment::clear, guard, null, Optional.empty()));
             return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
@@ -318,8 +318,7 @@ final class RunCommand implements Callable<Integer> {
         // signal that comes while CMD is starting still stops CMD
         CompletableFuture<ChildProcess> child = new CompletableFuture<>();
         // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
-        AtomicBoolean stopping = new AtomicBoolean(); // a signal came while CMD was not started yet
-        Thread hook = stopOnSignal(child, stopping, () -> releaseQuietly(lease, released));
+        Thread hook = stopOnSignal(child, guard::cancelSlotWait, () -> releaseQuietly(lease, released));
         int status;
         AtomicReference<LeaseLostException> lost = new AtomicReference<>();
         AtomicBoolean warned = new AtomicBoolean();
@@ -328,7 +327,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             try {
                 child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env), guard,
-                        lease.leaseId(), JobSlot.of(backend, key, root.env()), stopping::get));
+                        lease.leaseId(), JobSlot.of(backend, key, root.env())));
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
@@ -398,9 +397,9 @@ final class RunCommand implements Callable<Integer> {
      * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
      * JVM ends. Remove it with {@link #unhook} once CMD has exited.
      */
-    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, AtomicBoolean stopping, Runnable then) {
+    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Runnable first, Runnable then) {
         Thread hook = new Thread(() -> {
-            stopping.set(true); // ends a wait for the job slot: CMD is then not started
+            first.run(); // ends a wait for the job slot: CMD is then not started
             ChildProcess running = child.join(); // null if CMD could not be started
             if (running != null) {
                 running.terminate();
