@@ -45,7 +45,7 @@ class CheckReportTest {
         assertThat(r.status()).as("status; stderr:%n%s", r.err()).isZero();
         JsonNode doc = JSON.readTree(r.out()); // stdout is the document alone
         assertThat(doc.get("uri").asText()).isEqualTo("wrapped://ok");
-        assertThat(doc.get("contracts").toString()).isEqualTo("[\"locks\",\"cas\",\"faults\"]");
+        assertThat(doc.get("contracts").toString()).isEqualTo("[\"locks\",\"cas\",\"faults\",\"containment\"]");
         assertThat(doc.get("casSkipped").isNull()).isTrue();
         assertThat(doc.get("failed").asInt()).isZero();
         assertThat(statuses(doc)).contains("cas passed", "faults passed", "locks passed");
@@ -67,7 +67,7 @@ class CheckReportTest {
         List<String> suiteNames = new ArrayList<>();
         NodeList ns = suites.getElementsByTagName("testsuite");
         for (int i = 0; i < ns.getLength(); i++) suiteNames.add(((Element) ns.item(i)).getAttribute("name"));
-        assertThat(suiteNames).containsExactlyInAnyOrder("locks", "cas", "faults");
+        assertThat(suiteNames).containsExactlyInAnyOrder("locks", "cas", "faults", "containment");
     }
 
     @Test

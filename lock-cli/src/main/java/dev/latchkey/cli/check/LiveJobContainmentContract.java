@@ -1,6 +1,7 @@
 package dev.latchkey.cli.check;
 
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
@@ -55,6 +56,9 @@ public final class LiveJobContainmentContract {
         ProcessHandle job = null;
         try (LockManager contender = settings.backends().open(settings.uri(), LockContext.defaults())) {
             job = awaitJob(dir.resolve("pid"), runner, dir.resolve("runner.err"));
+            Optional<Lease> shared = contender.tryAcquire(key, LeaseOptions.ttl(ttl));
+            if (shared.isPresent()) shared.get().release();
+            assumeTrue(shared.isEmpty(), "the store is not shared between processes (another process's lock is free here)");
             runner.destroyForcibly();
             runner.waitFor();
             long died = System.nanoTime();
