@@ -57,26 +57,22 @@ final class JarCli {
 
         /** Waits until stdout contains {@code text}; fails if the process ends first. */
         void awaitOut(String text) throws IOException, InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-            while (!out().contains(text)) {
-                if (!process.isAlive() && !out().contains(text)) {
-                    throw new AssertionError("latchkey exited " + process.exitValue() + " before printing '" + text
-                            + "'; stderr: " + err());
-                }
-                if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' on stdout; stderr: " + err());
-                Thread.sleep(20); // polls the condition "text was printed"
-            }
+            awaitText("stdout", out, text);
         }
 
         /** Waits until stderr contains {@code text}; fails if the process ends first. */
         void awaitErr(String text) throws IOException, InterruptedException {
+            awaitText("stderr", err, text);
+        }
+
+        private void awaitText(String name, Path stream, String text) throws IOException, InterruptedException {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(HANG_GUARD_SECONDS);
-            while (!err().contains(text)) {
-                if (!process.isAlive() && !err().contains(text)) {
+            while (!Files.readString(stream, StandardCharsets.UTF_8).contains(text)) {
+                if (!process.isAlive() && !Files.readString(stream, StandardCharsets.UTF_8).contains(text)) {
                     throw new AssertionError("latchkey exited " + process.exitValue() + " before printing '" + text
-                            + "' on stderr: " + err());
+                            + "' on " + name + "; stderr: " + err());
                 }
-                if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' on stderr: " + err());
+                if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' on " + name + "; stderr: " + err());
                 Thread.sleep(20); // polls the condition "text was printed"
             }
         }
