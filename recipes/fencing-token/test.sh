@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The token recipe against PostgreSQL (the lock in mode=lease, in its own schema of the same
-# database as the store). Run "late" holds the lock and stalls before its write; run "taker"
-# takes the lock over with --force and writes twice (same token: both accepted); then the late
+# database as the store). Run "late" holds the lock and stalls before its write; run "taker", on
+# another host, takes the lock over with --force and writes twice (same token: both accepted); then the late
 # run's write arrives and is refused (exit 3), its latchkey exits 76, and the store keeps the
 # taker's state and token. On a backend without tokens (advisory mode, fencing=false:
 # LATCHKEY_TOKEN=0) the job refuses to write at all (exit 2).
@@ -19,7 +19,10 @@ hold late
 STANDIN_NAME=late start_bg late latchkey run --uri "$lock" --key "$id" --ttl 5m -- sh -c "$job" "$id"
 await_start late
 late_token=$(job_env late LATCHKEY_TOKEN)
-STANDIN_NAME=taker run_fg taker latchkey run --uri "$lock" --key "$id" --force -- sh -c "$job" "$id" >/dev/null
+# the taker runs on "another host": a job-slot directory of its own (on one host it would wait for
+# the late run's job to end, and the late write could not happen)
+mkdir -m 700 "$work/host-b"
+XDG_RUNTIME_DIR="$work/host-b" STANDIN_NAME=taker run_fg taker latchkey run --uri "$lock" --key "$id" --force -- sh -c "$job" "$id" >/dev/null
 expect_status taker 0
 taker_token=$(job_env taker LATCHKEY_TOKEN)
 [ "$taker_token" -gt "$late_token" ] || fail "the take-over's token $taker_token is not above $late_token"
