@@ -51,7 +51,7 @@ class JobContainmentIT {
         JarCli.Running first = JarCli.start(dir, "run", "--uri", backend.uri(), "--key", key, "--ttl", ttl, "--",
                 "sh", "-c", "(setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp setsid.pid;"
                         + " while :; do echo A-setsid >> log; sleep 0.02; done' &);"
-                        + " echo $$ > cmd.pid; while :; do echo A >> log; sleep 0.02; done");
+                        + " echo $$ > cmd.tmp; mv cmd.tmp cmd.pid; while :; do echo A >> log; sleep 0.02; done");
         List<ProcessHandle> job = List.of(
                 ProcessTrees.awaitPids(dir.resolve("cmd.pid"), first.process.onExit()).get(0),
                 ProcessTrees.awaitPids(dir.resolve("setsid.pid"), first.process.onExit()).get(0));
