@@ -144,7 +144,7 @@ final class KeyFiles {
             mapLease();
         } else if (now.size() < RecordFormat.FILE_LENGTH) {
             try (RandomAccessFile f = new RandomAccessFile(leasePath.toFile(), "rw")) {
-                f.setLength(RecordFormat.FILE_LENGTH);
+                extend(f);
             }
         }
         return leaseMap;
@@ -156,11 +156,32 @@ final class KeyFiles {
             try (RandomAccessFile f = new RandomAccessFile(leasePath.toFile(), "rw")) {
                 BasicFileAttributes after = attributes();
                 if (after == null || (before != null && !before.fileKey().equals(after.fileKey()))) continue; // replaced meanwhile
-                if (after.size() < RecordFormat.FILE_LENGTH) f.setLength(RecordFormat.FILE_LENGTH);
+                if (after.size() < RecordFormat.FILE_LENGTH) extend(f);
                 leaseMap = map(f);
                 leaseKey = after.fileKey();
                 return;
             }
+        }
+    }
+
+    /**
+     * Extends the file to {@link RecordFormat#FILE_LENGTH} by writing zeros, so its blocks are
+     * allocated now: a file extended with {@code setLength} is sparse, and on a full file system
+     * touching its mapped page later faults (a JVM {@link InternalError}, in compiled code at some
+     * later instruction) instead of failing here with "No space left on device". Writing the slots
+     * with {@code write(2)} instead of through the mapping is not enough: on tmpfs (where
+     * {@code XDG_RUNTIME_DIR} and often {@code /tmp} live) even a mapped read of a hole needs a
+     * page. {@link RandomAccessFile#write} is not interruptible.
+     */
+    private void extend(RandomAccessFile f) throws IOException {
+        long size = f.length();
+        try {
+            f.seek(size);
+            f.write(new byte[(int) (RecordFormat.FILE_LENGTH - size)]);
+        } catch (IOException e) {
+            f.setLength(size); // no half-extended record file
+            throw new IOException("could not extend " + leasePath + " to " + RecordFormat.FILE_LENGTH + " bytes ("
+                    + e.getMessage() + "): free space on its file system, then try again", e);
         }
     }
 
