@@ -109,7 +109,22 @@ public final class LatchkeyCommand implements Callable<Integer> {
         configureLogging(verboseRequested(args));
         PrintWriter out = new PrintWriter(System.out, true);
         PrintWriter err = new PrintWriter(new PrintStream(System.err, true, Charset.defaultCharset()), true);
-        int status = forArgs(System.getenv(), out, err, args).execute(args);
+        int status;
+        try {
+            status = forArgs(System.getenv(), out, err, args).execute(args);
+        } catch (Throwable fatal) {
+            // an Error picocli lets through (OutOfMemoryError, StackOverflowError) ended the main thread:
+            // a JVM left alive by other threads would keep CMD running with nobody watching its lease.
+            // halt, not exit: no shutdown hook needs a thread or memory; CMD's guard reads the end of
+            // its pipe and kills the job, and the lease ends at its TTL
+            try {
+                err.println("latchkey: fatal: " + fatal + "; CMD's processes are being killed");
+                err.flush();
+            } finally {
+                Runtime.getRuntime().halt(ExitCodes.SOFTWARE);
+            }
+            return;
+        }
         out.flush();
         err.flush();
         System.exit(status);
@@ -150,7 +165,7 @@ public final class LatchkeyCommand implements Callable<Integer> {
         cl.setErr(err);
         // everything after CMD belongs to CMD, even without "--": `run --key k ls -l` must not parse -l
         CommandLine run = cl.getSubcommands().get("run");
-        if (run != null) run.setStopAtPositional(true);
+        if (run != null) run.setStopAtPositional(true).setCaseInsensitiveEnumValuesAllowed(true);
         cl.setParameterExceptionHandler(LatchkeyCommand::usageError);
         cl.setExecutionExceptionHandler(LatchkeyCommand::failure);
         cl.setCommandName("latchkey");

@@ -9,6 +9,9 @@ import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.process.LockedProcess;
+import dev.latchkey.process.LockedProcess.Guard;
+import dev.latchkey.process.LockedProcess.GuardUnavailableException;
 import dev.latchkey.spi.ManagedLease;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -34,13 +37,13 @@ import picocli.CommandLine.Spec;
  * heartbeat.
  *
  * <p><b>Guarantees.</b> CMD is not started unless the lock was acquired. The job — CMD's process
- * tree and every process carrying the lease's {@code LATCHKEY_LEASE_ID} ({@link ChildProcess}) — is
+ * tree and every process carrying the lease's {@code LATCHKEY_LEASE_ID} ({@link LockedProcess}) — is
  * stopped by a guard process that outlives this JVM: the lock is released only once every process of
  * the job has exited (leftovers of CMD are waited for, or stopped with {@code --leftovers kill}). If
  * the lease is lost while CMD runs, the job is stopped (SIGTERM, SIGKILL after the grace) and the
  * status is 76; when the lease expired (renewals failed or were late), every process of it has exited
  * before the store can let anyone else in: the loss is signalled the lease's safety margin (TTL/5)
- * before the store's expiry, and {@link KillWindow} fits the grace and the SIGKILL into that margin,
+ * before the store's expiry, and {@link LockedProcess#graceFor} fits the grace and the SIGKILL into that margin,
  * refusing a {@code --grace} or {@code --ttl} where they cannot fit. If latchkey gets
  * SIGTERM/SIGINT/SIGHUP, the job is stopped the same way and the lease released before the JVM exits.
  * If this JVM dies (SIGKILL, a crash, the OOM killer), the guard kills the job at once. If only the
@@ -95,6 +98,9 @@ final class RunCommand implements Callable<Integer> {
     /** How long a busy lock's holder may stay invisible before we report it unnamed. */
     private static final long HOLDER_LOOKUP_NANOS = 2_000_000_000L;
 
+    /** The grace where only latchkey's own signals stop CMD (--on-lost=ignore, --bypass-lock). */
+    private static final Duration DEFAULT_GRACE = Duration.ofSeconds(10);
+
     @ParentCommand
     LatchkeyCommand root;
 
@@ -146,7 +152,7 @@ final class RunCommand implements Callable<Integer> {
             description = "Processes CMD leaves running when it exits by itself (a background job, a daemon, a double "
                     + "fork): wait = hold the lock until the last of them has exited, as flock(1) does (default); "
                     + "kill = stop them (SIGTERM, SIGKILL after --grace), as systemd stops a unit, then release.")
-    ChildProcess.Leftovers leftovers;
+    LockedProcess.Leftovers leftovers;
 
     @Option(names = "--record-args", description = "Record CMD's arguments in the lock's metadata, which every "
             + "client of the store can read ('status', 'list'), also after release. By default only the program's "
@@ -177,12 +183,12 @@ final class RunCommand implements Callable<Integer> {
         }
         PrintWriter err = spec.commandLine().getErr();
         if (bypassLock) return runBypassing(err);
-        Duration effectiveGrace = onLost == OnLost.kill ? KillWindow.grace(ttl, grace) : graceOnSignalOnly();
+        Duration effectiveGrace = onLost == OnLost.kill ? LockedProcess.graceFor(ttl, grace) : graceOnSignalOnly();
         LeaseOptions options = LeaseOptions.ttl(ttl).withMetadata(Map.of("cmd", JobRecord.describe(command, recordArgs)));
-        JobGuard guard; // started first: bash's start overlaps opening the backend and taking the lock
+        Guard guard; // started first: bash's start overlaps opening the backend and taking the lock
         try {
-            guard = JobGuard.start(effectiveGrace, leftovers);
-        } catch (JobGuard.GuardUnavailableException e) {
+            guard = Guard.start(effectiveGrace, leftovers);
+        } catch (GuardUnavailableException e) {
             return cannotRun(e, err);
         }
         try (LockManager locks = root.open(uri)) {
@@ -235,12 +241,12 @@ final class RunCommand implements Callable<Integer> {
         err.println("latchkey: WARNING: --bypass-lock: running CMD without taking the lock '" + key
                 + "'; it may run beside whoever holds it");
         err.flush();
-        CompletableFuture<ChildProcess> child = new CompletableFuture<>();
+        CompletableFuture<LockedProcess> child = new CompletableFuture<>();
         Thread hook = stopOnSignal(child, () -> {}, () -> {});
-        JobGuard guard = null;
+        Guard guard = null;
         try {
-            guard = JobGuard.start(graceOnSignalOnly(), leftovers);
-            child.complete(ChildProcess.start(command, JobEnvironment::clear, guard, null, Optional.empty()));
+            guard = Guard.start(graceOnSignalOnly(), leftovers);
+            child.complete(LockedProcess.of(command).startWithoutLease(guard));
             return child.join().waitFor();
         } catch (IOException e) {
             return cannotRun(e, err);
@@ -253,7 +259,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** The grace where only latchkey's own SIGTERM/SIGINT stops CMD: no lease margin bounds it. */
     private Duration graceOnSignalOnly() {
-        return grace != null ? grace : KillWindow.DEFAULT_GRACE;
+        return grace != null ? grace : DEFAULT_GRACE;
     }
 
     private void refuseLockOnlyOptions() {
@@ -312,11 +318,11 @@ final class RunCommand implements Callable<Integer> {
         return busyExit;
     }
 
-    private int runHolding(Lease lease, String backend, JobGuard guard, PrintWriter err) throws InterruptedException {
+    private int runHolding(Lease lease, String backend, Guard guard, PrintWriter err) throws InterruptedException {
         AtomicBoolean released = new AtomicBoolean();
         // completed as soon as CMD has started (or failed to): a signal's hook waits for it, so a
         // signal that comes while CMD is starting still stops CMD
-        CompletableFuture<ChildProcess> child = new CompletableFuture<>();
+        CompletableFuture<LockedProcess> child = new CompletableFuture<>();
         // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
         Thread hook = stopOnSignal(child, guard::cancelSlotWait, () -> releaseQuietly(lease, released));
         int status;
@@ -326,8 +332,8 @@ final class RunCommand implements Callable<Integer> {
         AtomicBoolean cmdEnded = new AtomicBoolean();
         try {
             try {
-                child.complete(ChildProcess.start(command, env -> JobEnvironment.describe(lease, backend, env), guard,
-                        lease.leaseId(), JobSlot.of(backend, key, root.env())));
+                child.complete(LockedProcess.of(command).leftovers(leftovers).stopOnLoss(onLost == OnLost.kill)
+                        .slotEnvironment(root.env()).start(guard, lease, backend)); // stops the job on loss
             } catch (IOException e) {
                 releaseOnce(lease, released);
                 return cannotRun(e, err);
@@ -337,11 +343,7 @@ final class RunCommand implements Callable<Integer> {
             lease.onLost(e -> {
                 lost.compareAndSet(null, e);
                 if (cmdEnded.get()) return; // nothing left to stop or warn about here: the end of the run reports it
-                if (onLost == OnLost.kill) {
-                    child.join().terminate(); // a write to the guard's pipe: no thread, no wait
-                } else {
-                    warnIgnored(err, warned, e);
-                }
+                if (onLost == OnLost.ignore) warnIgnored(err, warned, e);
             });
             status = child.join().waitFor(); // with a termination under way: once the whole tree is gone
             cmdEnded.set(true);
@@ -353,9 +355,9 @@ final class RunCommand implements Callable<Integer> {
         LeaseLostException e = lost.get();
         if (e == null) return status;
         if (onLost == OnLost.kill) {
-            ChildProcess job = child.join();
+            LockedProcess job = child.join();
             job.awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
-            String survivors = job.survivors();
+            String survivors = job.survivors().orElse("");
             err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (!job.isTerminating()
                     ? "; CMD had already ended by itself (status " + status + ")"
                     : !survivors.isEmpty() ? "; CMD was terminated, except " + survivors
@@ -397,10 +399,10 @@ final class RunCommand implements Callable<Integer> {
      * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
      * JVM ends. Remove it with {@link #unhook} once CMD has exited.
      */
-    private static Thread stopOnSignal(CompletableFuture<ChildProcess> child, Runnable first, Runnable then) {
+    private static Thread stopOnSignal(CompletableFuture<LockedProcess> child, Runnable first, Runnable then) {
         Thread hook = new Thread(() -> {
             first.run(); // ends a wait for the job slot: CMD is then not started
-            ChildProcess running = child.join(); // null if CMD could not be started
+            LockedProcess running = child.join(); // null if CMD could not be started
             if (running != null) {
                 running.terminate();
                 try {
@@ -426,7 +428,7 @@ final class RunCommand implements Callable<Integer> {
     /** CMD could not be started: says why, and exits as a shell would. */
     private int cannotRun(IOException e, PrintWriter err) {
         String msg = String.valueOf(e.getMessage());
-        if (e instanceof JobGuard.GuardUnavailableException) {
+        if (e instanceof GuardUnavailableException) {
             err.println("latchkey: " + msg);
             err.flush();
             return ExitCodes.UNAVAILABLE;

@@ -263,13 +263,13 @@ class LatchkeyCommandTest {
     void aGraceOrTtlThatCannotStopCmdInTimeIsAUsageError() {
         Result shortTtl = latchkey("run", "--uri", uri, "--key", "k", "--ttl", "2s", "--", "true");
         assertThat(shortTtl.status()).isEqualTo(2);
-        assertThat(shortTtl.errLine()).contains("--ttl 2s is too short for --on-lost=kill")
-                .contains("safety margin (TTL/5 = 400ms)").contains("use --ttl 5s or more");
+        assertThat(shortTtl.errLine()).contains("a TTL of 2s is too short to stop the job when the lease is lost")
+                .contains("safety margin (TTL/5 = 400ms)").contains("use a TTL of 5s or more");
         Result longGrace = latchkey("run", "--uri", uri, "--key", "k", "--grace", "10s", "--", "true");
         assertThat(longGrace.status()).isEqualTo(2);
-        assertThat(longGrace.errLine()).contains("--grace 10s does not fit --ttl 1m")
+        assertThat(longGrace.errLine()).contains("a grace of 10s does not fit a TTL of 1m")
                 .contains("before the store can let the next holder in").contains("(TTL/5 = 12s)")
-                .contains("use --grace 6s or less, or --ttl 100s or more");
+                .contains("use a grace of 6s or less, or a TTL of 100s or more");
         assertThat(other.inspect("k")).as("refused before acquiring").isEmpty();
         assertThat(latchkey("run", "--uri", uri, "--key", "k", "--grace", "10s", "--ttl", "100s", "--", "true").status()).isZero();
         assertThat(latchkey("run", "--uri", uri, "--key", "k", "--ttl", "1s", "--on-lost", "ignore", "--", "true").status())

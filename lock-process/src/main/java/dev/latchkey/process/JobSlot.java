@@ -1,4 +1,4 @@
-package dev.latchkey.cli;
+package dev.latchkey.process;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.latchkey.cli;
+package dev.latchkey.process;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,12 +7,13 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The guard of one job: a {@code bash} process ({@code job-guard.bash}) that stops every process of
  * the job on request, and on its own when this JVM dies, which it learns from the end of the pipe
- * this class writes its requests to. {@link ChildProcess} says what the job's processes are and what
+ * this class writes its requests to. {@link LockedProcess} says what the job's processes are and what
  * is guaranteed.
  *
  * <p>Started before the lock is taken, so that bash's start costs the run no time once it holds the
@@ -22,6 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class JobGuard {
     private static final String SCRIPT = script();
+    /** Made once, so that stopping a job allocates nothing: it may be needed when the heap is full. */
+    private static final byte[] STOP = "stop\n".getBytes(StandardCharsets.US_ASCII);
 
     private final Process process;
     private final OutputStream requests;
@@ -41,24 +44,17 @@ final class JobGuard {
      *
      * @param grace     between SIGTERM and SIGKILL when the job is stopped
      * @param leftovers what to do with processes CMD leaves running when it exits by itself
-     * @throws GuardUnavailableException no {@code bash} on the PATH
+     * @throws LockedProcess.GuardUnavailableException no {@code bash} on the PATH
      */
-    static JobGuard start(Duration grace, ChildProcess.Leftovers leftovers) throws GuardUnavailableException {
+    static JobGuard start(Duration grace, LockedProcess.Leftovers leftovers) throws LockedProcess.GuardUnavailableException {
         try {
             return new JobGuard(new ProcessBuilder("bash", "-c", SCRIPT, "latchkey-guard",
-                    Long.toString(grace.toMillis()), leftovers.name())
+                    Long.toString(grace.toMillis()), leftovers.name().toLowerCase(Locale.ROOT))
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start());
         } catch (IOException e) {
-            throw new GuardUnavailableException("cannot start bash, which latchkey needs to guard CMD's processes: "
+            throw new LockedProcess.GuardUnavailableException("cannot start bash, which latchkey needs to guard CMD's processes: "
                     + e.getMessage(), e);
-        }
-    }
-
-    /** No guard could be started or made ready: CMD was not started. */
-    static final class GuardUnavailableException extends IOException {
-        GuardUnavailableException(String message, IOException cause) {
-            super(message, cause);
         }
     }
 
@@ -72,9 +68,9 @@ final class JobGuard {
      * previous job of the lock on this host is still being stopped, which the guard then says on
      * stderr). {@link #cancelSlotWait()} ends the wait.
      *
-     * @throws GuardUnavailableException the guard ended, or the wait was cancelled: CMD must not start
+     * @throws LockedProcess.GuardUnavailableException the guard ended, or the wait was cancelled: CMD must not start
      */
-    void takeSlot(Path slot) throws GuardUnavailableException {
+    void takeSlot(Path slot) throws LockedProcess.GuardUnavailableException {
         request("slot " + slot);
         waitingForSlot = true;
         String answer;
@@ -87,7 +83,7 @@ final class JobGuard {
         }
         if (!answer.equals("ready\n")) {
             process.destroyForcibly();
-            throw new GuardUnavailableException(slotWaitCancelled
+            throw new LockedProcess.GuardUnavailableException(slotWaitCancelled
                     ? "CMD was not started: stopped while the previous job of this lock was still ending"
                     : "CMD was not started: its guard process ended before it was ready (see above)", null);
         }
@@ -113,16 +109,25 @@ final class JobGuard {
         request("ended");
     }
 
-    /** Asks the guard to stop the job; returns at once. Idempotent. */
+    /**
+     * Asks the guard to stop the job; returns at once. Idempotent. A request that cannot be written
+     * for any reason but the guard's own end (the heap is full, so even a lock's queue node cannot
+     * be allocated) halts this JVM instead: the guard reads the pipe's end and kills the job, so a
+     * lost lease never leaves it running.
+     */
     void stop() {
-        requestLock.lock();
         try {
-            if (stopRequested) return;
-            stopRequested = true;
-        } finally {
-            requestLock.unlock();
+            requestLock.lock();
+            try {
+                if (stopRequested) return;
+                stopRequested = true;
+            } finally {
+                requestLock.unlock();
+            }
+            request(STOP);
+        } catch (Throwable t) {
+            Runtime.getRuntime().halt(70); // EX_SOFTWARE; no hook, no thread, no allocation: the guard takes over
         }
-        request("stop");
     }
 
     boolean stopRequested() {
@@ -167,10 +172,14 @@ final class JobGuard {
     }
 
     private void request(String line) {
+        request((line + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void request(byte[] line) {
         requestLock.lock();
         try {
             used = true;
-            requests.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            requests.write(line);
             requests.flush();
         } catch (IOException e) {
             // the guard has ended (killed from outside): survivors() says so once it is reaped

@@ -1,12 +1,12 @@
-package dev.latchkey.cli;
+package dev.latchkey.process;
 
 import dev.latchkey.Durations;
 import dev.latchkey.spi.ManagedLease;
 import java.time.Duration;
 
 /**
- * The time {@code latchkey run --on-lost=kill} has to stop CMD once its lease has expired, and how
- * it is split, so that CMD's process tree is dead before the store can let the next holder in.
+ * The time a {@link LockedProcess} has to stop its job once its lease has expired, and how it is
+ * split, so that every process of the job is dead before the store can let the next holder in.
  *
  * <p>An expired lease signals its loss the lease's safety margin (TTL/5,
  * {@link ManagedLease#safetyMargin(Duration)}) before the store's own expiry. That margin is the
@@ -14,7 +14,7 @@ import java.time.Duration;
  * least {@link #MIN_KILL_RESERVE}, for the loss timer firing late on a loaded machine, the SIGKILL
  * and the kernel tearing the processes down. So the grace may be at most
  * {@code margin − max(1s, margin/2)}; the default is that, capped at {@link #DEFAULT_GRACE}; a
- * longer {@code --grace}, and a TTL under {@link #MIN_TTL} (whose margin cannot hold the reserve),
+ * longer grace, and a TTL under {@link #MIN_TTL} (whose margin cannot hold the reserve),
  * are refused as usage errors.
  */
 final class KillWindow {
@@ -26,31 +26,31 @@ final class KillWindow {
     private KillWindow() {}
 
     /**
-     * The grace to use with {@code --on-lost=kill}.
+     * The grace between SIGTERM and SIGKILL for a job stopped when its lease of {@code ttl} is lost.
      *
-     * @param requested {@code --grace}, or null for the default
+     * @param requested the grace asked for, or null for the default
      * @throws IllegalArgumentException (a usage error) saying the limit and why, when the TTL is too
      *         short or the requested grace does not fit
      */
     static Duration grace(Duration ttl, Duration requested) {
         Duration margin = ManagedLease.safetyMargin(ttl);
         if (ttl.compareTo(MIN_TTL) < 0) {
-            throw new IllegalArgumentException("--ttl " + Durations.format(ttl) + " is too short for --on-lost=kill:"
-                    + " once the lease is lost, CMD's process tree must be dead before the store can let the next"
+            throw new IllegalArgumentException("a TTL of " + Durations.format(ttl) + " is too short to stop the job"
+                    + " when the lease is lost: once the lease is lost, the job's processes must be dead before the store can let the next"
                     + " holder in, which it may do as soon as the lease's safety margin (TTL/5 = "
                     + Durations.format(margin) + ") has passed, and killing it needs at least "
-                    + Durations.format(MIN_KILL_RESERVE) + " of that on a loaded machine; use --ttl "
+                    + Durations.format(MIN_KILL_RESERVE) + " of that on a loaded machine; use a TTL of "
                     + Durations.format(MIN_TTL) + " or more");
         }
         Duration max = maxGrace(ttl);
         if (requested == null) return max.compareTo(DEFAULT_GRACE) < 0 ? max : DEFAULT_GRACE;
         if (requested.compareTo(max) > 0) {
-            throw new IllegalArgumentException("--grace " + Durations.format(requested) + " does not fit --ttl "
-                    + Durations.format(ttl) + ": once the lease is lost, CMD's process tree must be dead before the"
+            throw new IllegalArgumentException("a grace of " + Durations.format(requested) + " does not fit a TTL of "
+                    + Durations.format(ttl) + ": once the lease is lost, the job's processes must be dead before the"
                     + " store can let the next holder in, which it may do as soon as the lease's safety margin"
                     + " (TTL/5 = " + Durations.format(margin) + ") has passed, and half of that (at least "
-                    + Durations.format(MIN_KILL_RESERVE) + ") is kept for SIGKILL; use --grace "
-                    + Durations.format(max) + " or less, or --ttl " + Durations.format(minTtl(requested)) + " or more");
+                    + Durations.format(MIN_KILL_RESERVE) + ") is kept for SIGKILL; use a grace of "
+                    + Durations.format(max) + " or less, or a TTL of " + Durations.format(minTtl(requested)) + " or more");
         }
         return requested;
     }

@@ -1,4 +1,4 @@
-package dev.latchkey.cli;
+package dev.latchkey.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -33,12 +33,12 @@ class KillWindowTest {
     @Test
     void aGraceThatDoesNotFitOrATtlTooShortIsRefusedNamingTheLimit() {
         assertThatThrownBy(() -> KillWindow.grace(s(60), Duration.ofMillis(6001)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("use --grace 6s or less, or --ttl 61s or more");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("use a grace of 6s or less, or a TTL of 61s or more");
         assertThatThrownBy(() -> KillWindow.grace(Duration.ofMillis(4999), null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("use --ttl 5s or more");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("use a TTL of 5s or more");
         for (Duration grace : new Duration[] {Duration.ZERO, Duration.ofMillis(333), s(1), s(7)}) {
             Duration ttl = KillWindow.minTtl(grace);
-            assertThat(KillWindow.grace(ttl, grace)).as("--grace %s fits the TTL it is told to use, %s", grace, ttl).isEqualTo(grace);
+            assertThat(KillWindow.grace(ttl, grace)).as("a grace of %s fits the TTL it is told to use, %s", grace, ttl).isEqualTo(grace);
         }
     }
 }

@@ -1,4 +1,4 @@
-package dev.latchkey.cli;
+package dev.latchkey.process;
 
 import dev.latchkey.Lease;
 import java.util.List;
