@@ -6,7 +6,8 @@
 #      be the same set) has its jar, sources jar and javadoc jar; the jar names its module
 #      (Automatic-Module-Name dev.latchkey.*); the POM has no parent, no ${...}, a version on every
 #      dependency, and name, description, url, licence, developer and scm; lock-cli has its `all` jar
-#      and `dist` archive.
+#      and `dist` archive; no jar but lock-bench's and lock-cli's holds bench code (dev/latchkey/bench/,
+#      a *Floor* class, a dev.latchkey.bench.Baseline service) and no other POM depends on lock-bench.
 #  (b) a fresh project that imports latchkey-bom and depends on lock-api resolves with an empty local
 #      repository and REPO as its only repository (any other POM or BOM it asked for would not be
 #      found), and gets lock-api alone. Plugins come from LATCHKEY_PLUGIN_REPO (default
@@ -71,6 +72,9 @@ def check_pom(artifact, version, bom=False):
                           f"{dep.findtext('m:artifactId', namespaces=NS)} has no version")
     return root
 
+# the artifacts that may hold bench code: lock-bench itself, and the command, whose `latchkey bench` runs it
+BENCH_ARTIFACTS = {"lock-bench", "lock-cli"}
+
 bom_versions = versions_of("latchkey-bom") if (repo / "latchkey-bom").is_dir() else []
 if len(bom_versions) != 1:
     sys.exit(f"check-artifacts: expected one version of latchkey-bom in {repo}, found {bom_versions}")
@@ -91,12 +95,23 @@ for a in sorted(managed - deployed):
 for artifact in sorted(deployed & managed):
     if version not in versions_of(artifact):
         errors.append(f"{artifact}: version {version} not deployed"); continue
-    check_pom(artifact, version)
+    pom = check_pom(artifact, version)
     jar = file_of(artifact, version, "", "jar")
     if jar is None:
         errors.append(f"{artifact}: no jar"); continue
     with zipfile.ZipFile(jar) as z:
         manifest = z.read("META-INF/MANIFEST.MF").decode()
+        entries = z.namelist()
+    # bench code (floors, the Baseline SPI) ships in lock-bench and the command only: a backend's floors live
+    # in its src/bench/java, compiled into its tests and lock-bench-peers, never into its jar
+    if artifact not in BENCH_ARTIFACTS:
+        bench = [n for n in entries if n.startswith("dev/latchkey/bench/") or n == "META-INF/services/dev.latchkey.bench.Baseline"
+                 or (n.endswith(".class") and "Floor" in n.rsplit("/", 1)[-1])]
+        if bench:
+            errors.append(f"{artifact}: jar holds bench code {bench[:5]}: move it to {artifact}/src/bench/java")
+        if pom is not None and any(d.findtext("m:artifactId", namespaces=NS) == "lock-bench"
+                                   for d in pom.iterfind("m:dependencies/m:dependency", NS)):
+            errors.append(f"{artifact}: deployed POM depends on lock-bench: only test scope may (bench floors)")
     name = re.search(r"^Automatic-Module-Name: *(\S+)", manifest, re.M)
     if not name or not re.fullmatch(r"dev\.latchkey(\.[a-z][a-z0-9]*)+", name.group(1)):
         errors.append(f"{artifact}: jar's Automatic-Module-Name is {name.group(1) if name else 'missing'}: "
@@ -118,7 +133,7 @@ if errors:
     print("check-artifacts: " + "\n  ".join(["the deployed artifacts are not ready:"] + errors), file=sys.stderr)
     sys.exit(1)
 print(f"check-artifacts: (a) {len(managed)} artifacts + latchkey-bom {version}: jars, sources, javadoc, "
-      f"module names, flattened POMs with licence, scm and developers", file=sys.stderr)
+      f"module names, flattened POMs with licence, scm and developers, no bench code outside lock-bench and lock-cli", file=sys.stderr)
 print(version, dist)
 PY
 )

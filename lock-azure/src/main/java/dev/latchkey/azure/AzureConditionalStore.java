@@ -116,34 +116,20 @@ final class AzureConditionalStore implements ConditionalStore {
     }
 
     /**
-     * An unconditional upload of {@code leaf} right under the prefix (not a record: the caller picks
-     * a leaf no record name can be, e.g. one starting with {@code .}); the same request as
-     * {@link #create}/{@link #replace} minus the condition. For the bench floor.
+     * The container, name prefix and timeout, for requests that are not this store's: the bench floor
+     * (in lock-azure's src/bench, never in this jar) writes its own blobs beside the records with them.
      */
-    void uploadLoose(String leaf, byte[] data) {
-        String blob = looseName(leaf);
-        try {
-            put(blob, data, null);
-        } catch (RuntimeException e) {
-            throw AzureErrors.failure("upload", blob, where, e);
-        }
+    BlobContainerClient container() {
+        return container;
     }
 
-    /** An unconditional delete of what {@link #uploadLoose} wrote; absent is fine. */
-    void deleteLoose(String leaf) {
-        String blob = looseName(leaf);
-        try {
-            container.getBlobClient(blob).deleteIfExistsWithResponse(null, null, timeout, Context.NONE);
-        } catch (RuntimeException e) {
-            throw AzureErrors.failure("delete", blob, where, e);
-        }
+    /** {@code ""} or {@code "prefix/"}: what every blob name of this store starts with. */
+    String namePrefix() {
+        return base;
     }
 
-    private String looseName(String leaf) {
-        if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
-            throw new IllegalArgumentException("not a loose blob name beside the records: " + leaf);
-        }
-        return base + leaf;
+    Duration timeout() {
+        return timeout;
     }
 
     @Override

@@ -131,32 +131,20 @@ public final class S3ConditionalStore implements ConditionalStore {
     }
 
     /**
-     * An unconditional {@code PutObject} of {@code leaf} right under the prefix (not a record: the
-     * caller picks a leaf no record name can be, e.g. one starting with {@code .}); the same request
-     * as {@link #create}/{@link #replace} minus the condition. For the bench floor.
+     * The clients, bucket and key prefix, for requests that are not this store's: the bench floor
+     * (in lock-s3's src/bench, never in this jar) writes its own objects beside the records with them.
      */
-    void putLoose(String leaf, byte[] data) {
-        String key = looseKey(leaf);
-        put("PutObject", key, data, b -> {})
-                .orElseThrow(() -> new LockBackendException("S3 PutObject of " + key + " in " + where
-                        + " was refused (a conflicting request, or throttling); try again later", true));
+    S3Clients clients() {
+        return clients;
     }
 
-    /** An unconditional {@code DeleteObject} of what {@link #putLoose} wrote; absent is fine. */
-    void deleteLoose(String leaf) {
-        String key = looseKey(leaf);
-        try {
-            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.writeLimits()));
-        } catch (SdkException e) {
-            throw failure("DeleteObject", key, e);
-        }
+    String bucket() {
+        return bucket;
     }
 
-    private String looseKey(String leaf) {
-        if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
-            throw new IllegalArgumentException("not a loose object name beside the records: " + leaf);
-        }
-        return base + leaf;
+    /** {@code ""} or {@code "prefix/"}: what every object key of this store starts with. */
+    String keyPrefix() {
+        return base;
     }
 
     private Optional<String> put(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {

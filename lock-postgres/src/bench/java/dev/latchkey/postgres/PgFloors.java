@@ -16,8 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * The floors {@code latchkey bench postgres://…} measures beside this backend: the least PostgreSQL
  * work each mode could do per acquire+release, on connections made exactly as the backend makes
  * them ({@link PgPool#connect}: same URL, properties and session set-up; errors name the endpoint,
- * never a secret). Listed in {@code META-INF/services/dev.latchkey.bench.Baseline}; lock-bench is an
- * optional dependency, so users of the lock never load these classes.
+ * never a secret). Bench code: compiled from lock-postgres's {@code src/bench} into lock-bench-peers
+ * and lock-postgres's own tests (found through {@code META-INF/services/dev.latchkey.bench.Baseline}
+ * there), never into the lock-postgres jar.
  * <ul>
  *   <li>{@link SelectOne}: one round trip;</li>
  *   <li>{@link AdvisoryLock}: what {@code mode=advisory} is compared with, with a handoff; under

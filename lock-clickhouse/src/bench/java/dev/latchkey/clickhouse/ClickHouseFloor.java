@@ -16,9 +16,9 @@ import java.util.Map;
  * <p>Under contention every thread's round is that one round trip on its own client, whatever the
  * key: nothing is locked, so nothing is ever busy.
  *
- * <p>Found only when {@code lock-bench} is on the class path (an optional dependency), through
- * {@code META-INF/services/dev.latchkey.bench.Baseline}; the lock provider never loads it. It
- * touches no table and prints no credentials.
+ * <p>Bench code: compiled from lock-clickhouse's {@code src/bench} into lock-bench-peers and
+ * lock-clickhouse's own tests (found through {@code META-INF/services/dev.latchkey.bench.Baseline}
+ * there), never into the lock-clickhouse jar. It touches no table and prints no credentials.
  */
 public final class ClickHouseFloor implements Baseline {
 

@@ -6,8 +6,9 @@ import dev.latchkey.spi.LockUri;
 /**
  * Floor of {@code gs://} for {@code latchkey bench}: two unconditional uploads, each the very
  * request a record write sends (body plus the record in metadata) minus {@code ifGenerationMatch},
- * through the backend's own client (endpoint, credentials, timeouts, one retry). Loaded only where
- * lock-bench is on the class path (optional dependency).
+ * through the backend's own client (endpoint, credentials, timeouts, one retry). Bench code:
+ * compiled from lock-gcs's {@code src/bench} into lock-bench-peers and lock-gcs's own tests, never
+ * into the lock-gcs jar.
  */
 public final class GcsUploadFloor extends UploadFloor {
 
