@@ -40,7 +40,7 @@ class ArchitectureTest {
         // a rule over packages that were not imported would pass vacuously
         for (String pkg : List.of(API, SPI, ENGINE, "dev.latchkey.file", "dev.latchkey.mem", "dev.latchkey.postgres",
                 "dev.latchkey.clickhouse", "dev.latchkey.s3", "dev.latchkey.gcs", "dev.latchkey.azure", "dev.latchkey.tck",
-                "dev.latchkey.bench", "dev.latchkey.cli")) {
+                "dev.latchkey.bench", "dev.latchkey.process", "dev.latchkey.cli")) {
             assertThat(MAIN.containPackage(pkg)).as(pkg).isTrue();
             assertThat(MAIN.getPackage(pkg).getClasses()).as(pkg).isNotEmpty();
         }
@@ -98,7 +98,14 @@ class ArchitectureTest {
     /** The command finds backends by URI (ServiceLoader), never by import. */
     @Test
     void commandImportsNoBackend() {
-        ofLatchkeyOnly("dev.latchkey.cli..", API, SPI, ENGINE, "dev.latchkey.bench", "dev.latchkey.tck", "dev.latchkey.cli..");
+        ofLatchkeyOnly("dev.latchkey.cli..", API, SPI, ENGINE, "dev.latchkey.bench", "dev.latchkey.tck", "dev.latchkey.process",
+                "dev.latchkey.cli..");
+    }
+
+    /** The process supervisor is the API and the SPI's safety margin plus the JDK: a library user's dependency. */
+    @Test
+    void processImportsTheApiTheSpiAndTheJdkOnly() {
+        onlyJdkAnd("dev.latchkey.process", API, SPI, "dev.latchkey.process");
     }
 
     private static void onlyJdkAnd(String pkg, String... allowed) {
