@@ -13,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
@@ -28,6 +27,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 @ConditionalOnProperty(prefix = "latchkey", name = "uri")
 @EnableConfigurationProperties(LatchkeyProperties.class)
 public class LatchkeyAutoConfiguration {
+    // class conditions by name, here and in the health auto-configurations: a class literal of the other line's type
+    // is dropped, not evaluated, where the configuration class is introspected by reflection (e.g. ApplicationContextRunner)
     private static final String DISTRIBUTED_LOCK = "org.springframework.integration.support.locks.DistributedLock";
 
     /**
@@ -71,7 +72,7 @@ public class LatchkeyAutoConfiguration {
 
     /** Spring Integration 6 (Boot 3): a {@code LockRegistry} but no {@code DistributedLock}, which the 7.x registry names. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(LockRegistry.class)
+    @ConditionalOnClass(name = "org.springframework.integration.support.locks.LockRegistry")
     @ConditionalOnMissingClass(DISTRIBUTED_LOCK)
     static class Si6LockRegistryConfiguration {
         @Bean

@@ -2,7 +2,6 @@ package dev.latchkey.spring;
 
 import dev.latchkey.LockManager;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -16,7 +15,7 @@ import org.springframework.context.annotation.Bean;
  * Boot 4's is {@link LatchkeyHealthAutoConfiguration}; at most one of the two finds its classes.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator") // by name: see LatchkeyAutoConfiguration
 @ConditionalOnBean(LockManager.class)
 @ConditionalOnEnabledHealthIndicator("latchkey")
 public class LatchkeyBoot3HealthAutoConfiguration {

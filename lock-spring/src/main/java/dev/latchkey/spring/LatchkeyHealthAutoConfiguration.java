@@ -6,7 +6,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -16,7 +15,7 @@ import org.springframework.context.annotation.Bean;
  * {@link LatchkeyBoot3HealthAutoConfiguration}.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator") // by name: see LatchkeyAutoConfiguration
 @ConditionalOnBean(LockManager.class)
 @ConditionalOnEnabledHealthIndicator("latchkey")
 public class LatchkeyHealthAutoConfiguration {
