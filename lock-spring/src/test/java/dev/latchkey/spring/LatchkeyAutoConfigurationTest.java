@@ -174,6 +174,7 @@ class LatchkeyAutoConfigurationTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the lease is held while open; the test calls the job meanwhile
     void placeholdersInKeyAndTtlAreResolvedFromTheEnvironment() {
         runner.withPropertyValues(uri(), "job.region=eu-west", "job.ttl=7s").withUserConfiguration(PlaceholderJob.Config.class).run(c -> {
             PlaceholderJob job = c.getBean(PlaceholderJob.class);
@@ -188,6 +189,7 @@ class LatchkeyAutoConfigurationTest {
 
     /** A skipped call returns no value of the method's type; a run returns the method's own. */
     @Test
+    @SuppressWarnings("try") // the lease is held while open; the test calls the job meanwhile
     void aSkippedCallOfANonVoidMethodReturnsNoValue() {
         runner.withPropertyValues(uri()).withUserConfiguration(ValueJob.Config.class).run(c -> {
             ValueJob job = c.getBean(ValueJob.class);
