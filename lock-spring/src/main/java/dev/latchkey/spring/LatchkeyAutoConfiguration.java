@@ -8,16 +8,17 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * Switched on by {@code latchkey.uri}: one {@link LockManager} for that URI (closed when the context
  * closes, which stops its heartbeats; held leases then end by release or TTL) and — where Spring
- * Integration is on the class path — a {@link LatchkeyLockRegistry}. An application's own {@code LockManager} bean replaces ours;
+ * Integration is on the class path — a lock registry: {@link LatchkeyLockRegistry} on Spring
+ * Integration 7, {@link LatchkeySi6LockRegistry} on 6. An application's own {@code LockManager} bean replaces ours;
  * its own {@link LockContext} bean is the one the manager is opened with. Where {@code lock-micrometer}
  * and Micrometer are on the class path, the manager reports to a {@link LatchkeyMetrics} bean, which
  * Spring Boot's metrics support binds to the application's meter registries like any {@code MeterBinder}.
@@ -26,6 +27,9 @@ import org.springframework.integration.support.locks.LockRegistry;
 @ConditionalOnProperty(prefix = "latchkey", name = "uri")
 @EnableConfigurationProperties(LatchkeyProperties.class)
 public class LatchkeyAutoConfiguration {
+    // class conditions by name, here and in the health auto-configurations: a class literal of the other line's type
+    // is dropped, not evaluated, where the configuration class is introspected by reflection (e.g. ApplicationContextRunner)
+    private static final String DISTRIBUTED_LOCK = "org.springframework.integration.support.locks.DistributedLock";
 
     /**
      * Opened with the application's {@link LockContext} bean where there is one (this is where a
@@ -55,13 +59,26 @@ public class LatchkeyAutoConfiguration {
         }
     }
 
+    /** Spring Integration 7 (Boot 4): {@code DistributedLock} exists. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(LockRegistry.class)
+    @ConditionalOnClass(name = DISTRIBUTED_LOCK)
     static class LockRegistryConfiguration {
         @Bean
         @ConditionalOnMissingBean
         LatchkeyLockRegistry latchkeyLockRegistry(LockManager locks, LatchkeyProperties properties) {
             return new LatchkeyLockRegistry(locks, properties.leaseOptions());
+        }
+    }
+
+    /** Spring Integration 6 (Boot 3): a {@code LockRegistry} but no {@code DistributedLock}, which the 7.x registry names. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.integration.support.locks.LockRegistry")
+    @ConditionalOnMissingClass(DISTRIBUTED_LOCK)
+    static class Si6LockRegistryConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        LatchkeySi6LockRegistry latchkeyLockRegistry(LockManager locks, LatchkeyProperties properties) {
+            return new LatchkeySi6LockRegistry(locks, properties.leaseOptions());
         }
     }
 }

@@ -6,16 +6,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
- * The {@code latchkey} health indicator, where Spring Boot's health support (Actuator) is on the
- * class path and a {@link LockManager} bean exists; {@code management.health.latchkey.enabled=false}
- * turns it off.
+ * Spring Boot 4's {@code latchkey} health indicator, where Boot 4's health support
+ * ({@code spring-boot-health}, part of Actuator) is on the class path and a {@link LockManager} bean
+ * exists; {@code management.health.latchkey.enabled=false} turns it off. Boot 3's is
+ * {@link LatchkeyBoot3HealthAutoConfiguration}.
  */
 @AutoConfiguration(after = LatchkeyAutoConfiguration.class)
-@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator") // by name: see LatchkeyAutoConfiguration
 @ConditionalOnBean(LockManager.class)
 @ConditionalOnEnabledHealthIndicator("latchkey")
 public class LatchkeyHealthAutoConfiguration {

@@ -16,7 +16,9 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p><b>Guarantee.</b> Each call makes one attempt ({@code tryAcquire}, no waiting). If another holder
- * has the key, the method body does not run and the call returns at once (a skip, logged at debug).
+ * has the key, the method body does not run and the call returns at once (a skip, logged at debug)
+ * with no value: {@code null}, or for a primitive return type its zero ({@code 0}, {@code false}),
+ * or for {@link java.util.Optional} an empty one.
  * Otherwise the body runs under a heartbeating lease, released when it returns or throws. If the
  * lease is lost during the run (broken by a force release, store unreachable past the safety
  * margin), the method's thread is interrupted: blocking calls in it throw
@@ -27,19 +29,23 @@ import java.lang.annotation.Target;
  * any, attached as suppressed. A loss noticed at the release after the run (the lease may have been
  * broken during the run) also throws it. {@code @Scheduled} logs it and runs the next time as usual.
  *
- * <p>The method must return {@code void} (a skipped run has no result): a non-void method fails at
- * start-up. {@link LatchkeyLockedRun#currentLease()} gives the method its lease, e.g. for the fencing token.
+ * <p>{@link #key()} and {@link #ttl()} may hold {@code ${…}} placeholders (and {@code #{…}}
+ * expressions), resolved as {@code @Scheduled}'s are; a key that is invalid or does not resolve, or a
+ * TTL that does not parse, fails the start-up naming the method. There is no hold-at-least (ShedLock's
+ * {@code lockAtLeastFor}): the key is free as soon as the run ends. The lease covers the call only,
+ * not asynchronous work the method starts. {@link LatchkeyLockedRun#currentLease()} gives the method
+ * its lease, e.g. for the fencing token.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 public @interface LatchkeyLocked {
-    /** The lock's key (a Latchkey key: checked at start-up). */
+    /** The lock's key (a Latchkey key: checked at start-up), e.g. {@code report-${app.region}}. */
     String key();
 
     /**
-     * How long the lease outlives this process if it dies mid-run, as {@code PT30S} or {@code 30s};
-     * empty = {@code latchkey.ttl}. The lease heartbeats while the method runs, so the run itself may
+     * How long the lease outlives this process if it dies mid-run, as {@code PT30S} or {@code 30s}, or
+     * a placeholder such as {@code ${report.ttl:30s}}; empty = {@code latchkey.ttl}. The lease heartbeats while the method runs, so the run itself may
      * take longer.
      */
     String ttl() default "";

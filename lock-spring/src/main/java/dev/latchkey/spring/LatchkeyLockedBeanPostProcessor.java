@@ -8,16 +8,20 @@ import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ReflectionUtils;
+import org.springframework.util.StringValueResolver;
 
 /**
  * Proxies every bean with a {@link LatchkeyLocked @LatchkeyLocked} method (class-based proxies, so
- * beans need no interface), checks each such method at start-up (returns {@code void}, a valid key, a
- * TTL that parses) and routes its calls through {@link LatchkeyLockedInterceptor}. Once all
+ * beans need no interface), checks each such method at start-up (a valid key and a TTL that parses,
+ * placeholders resolved) and routes its calls through {@link LatchkeyLockedInterceptor}. Once all
  * singletons exist it fails the start-up if there is an annotated method but no {@link LockManager}.
  *
  * <p>It runs before Spring's {@code @Scheduled} post-processor (order {@link Ordered#HIGHEST_PRECEDENCE}
@@ -28,16 +32,27 @@ public class LatchkeyLockedBeanPostProcessor extends AbstractBeanFactoryAwareAdv
     private static final long serialVersionUID = 1L;
 
     private final transient ObjectProvider<LockManager> locks;
+    private final transient Supplier<LatchkeyProperties> properties;
+    /** The bean factory's resolver of {@code ${…}} and {@code #{…}}; set with the bean factory. */
+    private transient StringValueResolver values;
     /** The first annotated method seen, for the start-up check. */
     private volatile String firstAnnotated;
 
     public LatchkeyLockedBeanPostProcessor(ObjectProvider<LockManager> locks, Supplier<LatchkeyProperties> properties) {
         this.locks = locks;
-        AnnotationMatchingPointcut pointcut = new AnnotationMatchingPointcut(null, LatchkeyLocked.class, true);
-        this.advisor = new DefaultPointcutAdvisor(pointcut, new LatchkeyLockedInterceptor(locks::getObject, properties));
+        this.properties = properties;
         setProxyTargetClass(true);
         setBeforeExistingAdvisors(true);
         setOrder(Ordered.HIGHEST_PRECEDENCE);
+    }
+
+    /** The advice needs the bean factory's value resolver, so it is made here (as Spring's {@code @Async} post-processor makes its own). */
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        super.setBeanFactory(beanFactory);
+        values = new EmbeddedValueResolver((ConfigurableBeanFactory) beanFactory);
+        AnnotationMatchingPointcut pointcut = new AnnotationMatchingPointcut(null, LatchkeyLocked.class, true);
+        this.advisor = new DefaultPointcutAdvisor(pointcut, new LatchkeyLockedInterceptor(locks::getObject, properties, values));
     }
 
     @Override
@@ -62,14 +77,10 @@ public class LatchkeyLockedBeanPostProcessor extends AbstractBeanFactoryAwareAdv
         String where = "@LatchkeyLocked " + method.getDeclaringClass().getSimpleName() + "." + method.getName()
                 + " (bean '" + beanName + "')";
         if (firstAnnotated == null) firstAnnotated = where;
-        if (method.getReturnType() != void.class) {
-            throw new IllegalStateException(where + " must return void: a run skipped because another holder has '"
-                    + spec.key() + "' has no result");
-        }
         try {
-            LockKeys.validate(spec.key());
-            LatchkeyLockedInterceptor.ttl(spec);
-        } catch (IllegalArgumentException e) {
+            LockKeys.validate(LatchkeyLockedInterceptor.key(spec, values));
+            LatchkeyLockedInterceptor.ttl(spec, values);
+        } catch (IllegalArgumentException e) { // also an unresolvable placeholder
             throw new IllegalStateException(where + ": " + e.getMessage(), e);
         }
     }

@@ -5,6 +5,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
+import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
@@ -18,6 +19,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.StringValueResolver;
 
 /**
  * Runs a {@link LatchkeyLocked @LatchkeyLocked} method under its lease, skips it while another
@@ -29,15 +31,31 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
 
     private final Supplier<LockManager> locks;
     private final Supplier<LatchkeyProperties> properties;
+    /** Resolves {@code ${…}} and {@code #{…}} in the key and TTL, as {@code @Scheduled}'s attributes are. */
+    private final StringValueResolver values;
 
-    LatchkeyLockedInterceptor(Supplier<LockManager> locks, Supplier<LatchkeyProperties> properties) {
+    LatchkeyLockedInterceptor(Supplier<LockManager> locks, Supplier<LatchkeyProperties> properties, StringValueResolver values) {
         this.locks = locks;
         this.properties = properties;
+        this.values = values;
     }
 
-    /** The annotation's TTL; null = {@code latchkey.ttl}. */
-    static Duration ttl(LatchkeyLocked spec) {
-        return spec.ttl().isBlank() ? null : DurationStyle.detectAndParse(spec.ttl());
+    /** The annotation's key, resolved. */
+    static String key(LatchkeyLocked spec, StringValueResolver values) {
+        return values.resolveStringValue(spec.key());
+    }
+
+    /** The annotation's TTL, resolved; null = {@code latchkey.ttl}. */
+    static Duration ttl(LatchkeyLocked spec, StringValueResolver values) {
+        String ttl = values.resolveStringValue(spec.ttl());
+        return ttl == null || ttl.isBlank() ? null : DurationStyle.detectAndParse(ttl);
+    }
+
+    /** What a skipped call returns: no value of the return type (null, zero, false), or an empty {@link Optional}. */
+    static Object skipped(Class<?> returnType) {
+        if (returnType == Optional.class) return Optional.empty();
+        if (!returnType.isPrimitive() || returnType == void.class) return null;
+        return Array.get(Array.newInstance(returnType, 1), 0); // the primitive's default: 0, 0.0, false, '\0'
     }
 
     @Override
@@ -47,13 +65,14 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         LatchkeyLocked spec = AnnotatedElementUtils.findMergedAnnotation(method, LatchkeyLocked.class);
         if (spec == null) return invocation.proceed();
         String name = method.getDeclaringClass().getSimpleName() + "." + method.getName();
-        Duration ttl = ttl(spec);
+        String key = key(spec, values);
+        Duration ttl = ttl(spec, values);
         LeaseOptions options = (ttl == null ? properties.get().leaseOptions() : properties.get().leaseOptions(ttl))
                 .withMetadata(Map.of("method", name));
-        Optional<Lease> taken = locks.get().tryAcquire(spec.key(), options);
+        Optional<Lease> taken = locks.get().tryAcquire(key, options);
         if (taken.isEmpty()) {
-            log.debug("skipped " + name + ": '" + spec.key() + "' is held elsewhere");
-            return null;
+            log.debug("skipped " + name + ": '" + key + "' is held elsewhere");
+            return skipped(method.getReturnType());
         }
         return runHolding(taken.get(), name, invocation);
     }

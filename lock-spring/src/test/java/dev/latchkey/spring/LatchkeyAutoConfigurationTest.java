@@ -11,6 +11,7 @@ import dev.latchkey.spi.TimeSource;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.context.PropertyPlaceholderAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -31,8 +33,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 /** What the auto-configuration contributes, and when, in a real (non-web) application context. */
 class LatchkeyAutoConfigurationTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(LatchkeyAutoConfiguration.class, LatchkeyLockedAutoConfiguration.class,
-                    LatchkeyHealthAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(PropertyPlaceholderAutoConfiguration.class, LatchkeyAutoConfiguration.class,
+                    LatchkeyLockedAutoConfiguration.class, LatchkeyHealthAutoConfiguration.class));
     @TempDir
     Path dir;
 
@@ -59,8 +61,8 @@ class LatchkeyAutoConfigurationTest {
             var lock = c.getBean(LatchkeyLockRegistry.class).obtain("k");
             lock.lock();
             try {
-                assertThat(((LatchkeyLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(20));
-                assertThat(((LatchkeyLock) lock).held().owner()).isEqualTo("report-service");
+                assertThat(((LeaseLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(20));
+                assertThat(((LeaseLock) lock).held().owner()).isEqualTo("report-service");
             } finally {
                 lock.unlock();
             }
@@ -108,7 +110,7 @@ class LatchkeyAutoConfigurationTest {
     @Test
     void noRegistryWithoutSpringIntegrationAndNoHealthWithoutActuator() {
         runner.withPropertyValues(uri())
-                .withClassLoader(new FilteredClassLoader(LockRegistry.class, HealthIndicator.class))
+                .withClassLoader(new FilteredClassLoader("org.springframework.integration", HealthIndicator.class.getPackageName()))
                 .run(c -> assertThat(c).hasNotFailed().hasSingleBean(LockManager.class)
                         .doesNotHaveBean(LatchkeyLockRegistry.class).doesNotHaveBean(LatchkeyHealthIndicator.class));
     }
@@ -142,8 +144,8 @@ class LatchkeyAutoConfigurationTest {
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("ttl must be at least 100ms"));
         runner.withPropertyValues("latchkey.uri=nosuch://x")
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("no backend for scheme 'nosuch'"));
-        runner.withPropertyValues(uri()).withUserConfiguration(NonVoidJob.class)
-                .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("must return void"));
+        runner.withPropertyValues(uri()).withUserConfiguration(PlaceholderJob.Config.class)
+                .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("job.region"));
         runner.withPropertyValues(uri()).withUserConfiguration(BadTtlJob.class)
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("soon"));
         runner.withUserConfiguration(CountingJob.Config.class)
@@ -168,6 +170,39 @@ class LatchkeyAutoConfigurationTest {
             job.run();
             assertThat(job.runs()).isEqualTo(2);
             assertThat(LatchkeyLockedRun.currentLease()).as("no lease outside a run").isEmpty();
+        });
+    }
+
+    @Test
+    @SuppressWarnings("try") // the lease is held while open; the test calls the job meanwhile
+    void placeholdersInKeyAndTtlAreResolvedFromTheEnvironment() {
+        runner.withPropertyValues(uri(), "job.region=eu-west", "job.ttl=7s").withUserConfiguration(PlaceholderJob.Config.class).run(c -> {
+            PlaceholderJob job = c.getBean(PlaceholderJob.class);
+            Lease lease = job.run();
+            assertThat(lease.key()).isEqualTo("report-eu-west");
+            assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(7));
+            try (Lease held = c.getBean(LockManager.class).acquire("report-eu-west", Duration.ofSeconds(10))) {
+                assertThat(job.run()).as("skipped while the resolved key is held").isNull();
+            }
+        });
+    }
+
+    /** A skipped call returns no value of the method's type; a run returns the method's own. */
+    @Test
+    @SuppressWarnings("try") // the lease is held while open; the test calls the job meanwhile
+    void aSkippedCallOfANonVoidMethodReturnsNoValue() {
+        runner.withPropertyValues(uri()).withUserConfiguration(ValueJob.Config.class).run(c -> {
+            ValueJob job = c.getBean(ValueJob.class);
+            assertThat(job.count()).isEqualTo(1);
+            assertThat(job.done()).isTrue();
+            assertThat(job.name()).isEqualTo("ran");
+            assertThat(job.maybe()).contains("ran");
+            try (Lease held = c.getBean(LockManager.class).acquire("value-job", Duration.ofSeconds(10))) {
+                assertThat(job.count()).isZero();
+                assertThat(job.done()).isFalse();
+                assertThat(job.name()).isNull();
+                assertThat(job.maybe()).isEmpty();
+            }
         });
     }
 
@@ -255,16 +290,48 @@ class LatchkeyAutoConfigurationTest {
         }
     }
 
-    @Configuration(proxyBeanMethods = false)
-    static class NonVoidJob {
-        @Bean
-        Object nonVoidJob() {
-            return new Object() {
-                @LatchkeyLocked(key = "k")
-                public int run() {
-                    return 1;
-                }
-            };
+    static class PlaceholderJob {
+        @LatchkeyLocked(key = "report-${job.region}", ttl = "${job.ttl}")
+        public Lease run() {
+            return LatchkeyLockedRun.currentLease().orElseThrow();
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class Config {
+            @Bean
+            PlaceholderJob placeholderJob() {
+                return new PlaceholderJob();
+            }
+        }
+    }
+
+    static class ValueJob {
+        @LatchkeyLocked(key = "value-job")
+        public int count() {
+            return 1;
+        }
+
+        @LatchkeyLocked(key = "value-job")
+        public boolean done() {
+            return true;
+        }
+
+        @LatchkeyLocked(key = "value-job")
+        public String name() {
+            return "ran";
+        }
+
+        @LatchkeyLocked(key = "value-job")
+        public Optional<String> maybe() {
+            return Optional.of("ran");
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class Config {
+            @Bean
+            ValueJob valueJob() {
+                return new ValueJob();
+            }
         }
     }
 

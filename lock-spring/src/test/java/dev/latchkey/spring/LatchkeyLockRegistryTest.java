@@ -172,7 +172,7 @@ class LatchkeyLockRegistryTest {
         assertThat(lock.tryLock()).as("re-entry finds the lease lost and the key taken").isFalse();
         assertThat(lock.tryLock(100, TimeUnit.MILLISECONDS)).as("a bounded re-entry times out").isFalse();
         assertThat(lock.tryLock(Duration.ofMillis(100), Duration.ofSeconds(7))).isFalse();
-        assertThat(((LatchkeyLock) lock).held().isValid()).as("the lease the thread still holds the lock by").isFalse();
+        assertThat(((LeaseLock) lock).held().isValid()).as("the lease the thread still holds the lock by").isFalse();
         assertThatThrownBy(() -> registry.renewLock("k")).isInstanceOf(LeaseLostException.class);
         assertThat(otherLocks.inspect("k").map(LockInfo::leaseId)).as("the new holder keeps the key").contains(theirs.leaseId());
 
@@ -219,7 +219,7 @@ class LatchkeyLockRegistryTest {
     void lockWithTtlChoosesTheLeaseTtl() throws Exception {
         DistributedLock lock = registry.obtain("k");
         assertThat(lock.tryLock(Duration.ofSeconds(5), Duration.ofSeconds(7))).isTrue();
-        assertThat(((LatchkeyLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(((LeaseLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(7));
         lock.unlock();
     }
 

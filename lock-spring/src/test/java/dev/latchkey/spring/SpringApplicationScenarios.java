@@ -45,7 +45,7 @@ abstract class SpringApplicationScenarios {
             assertThat(lock.tryLock(10, TimeUnit.SECONDS)).isTrue();
             try {
                 assertThat(other.tryAcquire("spring-registry-key")).as("another instance is kept out").isEmpty();
-                assertThat(((LatchkeyLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(3));
+                assertThat(((LeaseLock) lock).held().ttl()).isEqualTo(Duration.ofSeconds(3));
             } finally {
                 lock.unlock();
             }
