@@ -98,7 +98,9 @@ public interface Lease extends AutoCloseable {
     /**
      * Gives the lock up but keeps the key taken for {@code keepFor} from now, by the store: the lease
      * is renewed once with {@code keepFor} as its TTL and never again, so the key frees when that runs
-     * out, whether this process is still alive or not (ShedLock's {@code lockAtLeastFor}). The lease is
+     * out, whether this process is still alive or not (ShedLock's {@code lockAtLeastFor}) — except on a
+     * backend that declares {@link Capability#HOLDER_DEATH_DETECTION}, whose store frees a dead
+     * holder's keys at once, a kept one too. The lease is
      * invalid from the call on, its {@link #onLost} listeners never fire, and {@link #release()} after
      * it does nothing. A {@code keepFor} of zero or less is {@link #release()}.
      *

@@ -361,7 +361,8 @@ public abstract class ManagedLease implements Lease {
     /**
      * Releases, keeping the key taken for {@code keepFor} from now: one renewal by {@code keepFor}
      * as the TTL, then no more. The lease is invalid and released from then on (its listeners never
-     * fire), and the store frees the key when that TTL runs out, whether this process lives or not;
+     * fire), and the store frees the key when that TTL runs out, whether this process lives or not
+     * (unless the store frees a dead holder's keys at once: {@code HOLDER_DEATH_DETECTION});
      * the backend lets go of what it holds locally then ({@link #onLost}, as when a lease runs out).
      *
      * @throws IllegalArgumentException the backend cannot hold a lease of {@code keepFor}; nothing changed

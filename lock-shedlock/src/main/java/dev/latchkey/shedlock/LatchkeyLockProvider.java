@@ -27,8 +27,10 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  *       its new TTL ({@link Lease#renew(Duration)}), from now; a lock past its {@code lockAtMostFor}
  *       is given back and not extended.</li>
  *   <li>{@code unlock()} before {@code lockAtLeastFor} has passed keeps the key until then, held
- *       by the store ({@link Lease#release(Duration)}), so it stays taken if this process dies
- *       ({@link LatchkeySimpleLock}).</li>
+ *       by the store ({@link Lease#release(Duration)}), so it stays taken if this process dies, on
+ *       every backend that does not free a dead holder's keys at once
+ *       ({@link dev.latchkey.Capability#HOLDER_DEATH_DETECTION}: {@code file://}, PostgreSQL's
+ *       advisory mode) ({@link LatchkeySimpleLock}).</li>
  * </ul>
  * A failing store makes {@link #lock} throw the backend's {@link dev.latchkey.LockBackendException}
  * (ShedLock's executor then skips the task and logs it), never return a lock it does not hold.

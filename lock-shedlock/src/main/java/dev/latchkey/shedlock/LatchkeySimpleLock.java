@@ -22,7 +22,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <p><b>Guarantee.</b> {@link #unlock()} before {@code lockAtLeastFor} has passed leaves the key taken
  * until then, by the store ({@link Lease#release(Duration)}: the lease is renewed with the time left
  * as its TTL and never renewed again), so the store frees the key at that instant, whether this
- * process lives or not. Where the backend
+ * process lives or not (but for backends that free a dead holder's keys at once,
+ * {@link dev.latchkey.Capability#HOLDER_DEATH_DETECTION}). Where the backend
  * cannot hold a lease that short or of that length (under {@link LeaseOptions#MIN_TTL}; Azure's lease
  * mode takes 15 to 60 whole seconds), the lease is given back from this process at that instant instead:
  * the store holds it until {@code lockAtMostFor} has passed at least, so a process that dies meanwhile
