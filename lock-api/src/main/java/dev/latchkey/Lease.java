@@ -63,6 +63,30 @@ public interface Lease extends AutoCloseable {
     void renew();
 
     /**
+     * Extends the lease by {@code ttl} from now, and makes {@code ttl} its TTL: later renewals, the
+     * heartbeat's included, hold the key for {@code ttl} too, and {@link #ttl()} returns it. Longer
+     * or shorter than the TTL the lease was taken with: after a shorter one, the key frees that much
+     * sooner if the lease is not renewed again (this process counts the lease valid for the shorter
+     * TTL from the call on, whatever becomes of the write). {@code renew(ttl())} is {@link #renew()}.
+     *
+     * <p>Every backend of this project supports it (the kit checks it). The default, for a
+     * {@code Lease} implemented elsewhere, renews when {@code ttl} is the current TTL and throws
+     * {@link UnsupportedOperationException} otherwise: it never renews by a TTL other than asked.
+     *
+     * @throws IllegalArgumentException the backend cannot hold a lease of {@code ttl} (below
+     *                                  {@link LeaseOptions#MIN_TTL}, or outside its own bounds); nothing changed
+     * @throws LeaseLostException       the lease was lost, broken or taken over
+     * @throws LockBackendException     the store could not be reached; the lease stays valid until its
+     *                                  deadline (by the new TTL, if shorter)
+     */
+    default void renew(Duration ttl) {
+        if (!ttl.equals(ttl())) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot renew with a TTL other than " + ttl());
+        }
+        renew();
+    }
+
+    /**
      * Gives the lock up. Idempotent once it has succeeded. The lease is invalid from the call on.
      *
      * @throws LeaseLostException   the lease had already been lost; the current holder is not disturbed
@@ -70,6 +94,30 @@ public interface Lease extends AutoCloseable {
      *                              key frees by its TTL at the latest, and the release is retried in the background
      */
     void release();
+
+    /**
+     * Gives the lock up but keeps the key taken for {@code keepFor} from now, by the store: the lease
+     * is renewed once with {@code keepFor} as its TTL and never again, so the key frees when that runs
+     * out, whether this process is still alive or not (ShedLock's {@code lockAtLeastFor}) — except on a
+     * backend that declares {@link Capability#HOLDER_DEATH_DETECTION}, whose store frees a dead
+     * holder's keys at once, a kept one too. The lease is
+     * invalid from the call on, its {@link #onLost} listeners never fire, and {@link #release()} after
+     * it does nothing. A {@code keepFor} of zero or less is {@link #release()}.
+     *
+     * <p>Every backend of this project supports it (the kit checks it). The default, for a
+     * {@code Lease} implemented elsewhere, throws {@link UnsupportedOperationException} unless
+     * {@code keepFor} is zero or less.
+     *
+     * @throws IllegalArgumentException the backend cannot hold a lease of {@code keepFor} (see {@link #renew(Duration)}); nothing changed
+     * @throws LeaseLostException       the lease had already been lost
+     * @throws LockBackendException     the store could not be reached: nothing changed, the lease is still held
+     */
+    default void release(Duration keepFor) {
+        if (!keepFor.isZero() && !keepFor.isNegative()) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot keep the key after a release");
+        }
+        release();
+    }
 
     /** Same as {@link #release()}. */
     @Override

@@ -68,7 +68,7 @@ final class EngineLease extends ManagedLease {
         Long confirmed = null; // send time of an earlier renewal found to have landed
         for (int attempt = 0; attempt < 2; attempt++) {
             long revision = ++lastRevision;
-            LeaseRecord next = record.renewedAt(time.now(), revision);
+            LeaseRecord next = record.renewedAt(time.now(), revision, ttl.toMillis());
             unconfirmed.put(revision, attemptSent);
             if (unconfirmed.size() > MAX_UNCONFIRMED) unconfirmed.pollFirstEntry();
             Optional<String> v;

@@ -42,8 +42,8 @@ record LeaseRecord(boolean held, String key, String leaseId, String owner, long 
                 renewedAt, metadata);
     }
 
-    /** A later write of this lease: revision {@code revision}, renewed at {@code now}. */
-    LeaseRecord renewedAt(Instant now, long revision) {
+    /** A later write of this lease: revision {@code revision}, renewed at {@code now}, valid for {@code ttlMillis} from then. */
+    LeaseRecord renewedAt(Instant now, long revision, long ttlMillis) {
         return new LeaseRecord(held, key, leaseId, owner, token, revision, acquiredAt, ttlMillis, now, metadata);
     }
 

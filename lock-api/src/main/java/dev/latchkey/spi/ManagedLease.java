@@ -71,10 +71,12 @@ public abstract class ManagedLease implements Lease {
     private final String owner;
     private final long fencingToken;
     private final Instant acquiredAt;
-    final LeaseOptions options;
+    /** The lease's options, with the TTL of its last {@link #renew(Duration)}; written under {@code io} and {@code stateLock}. */
+    volatile LeaseOptions options;
     final TimeSource time;
     final LockEvents events;
-    final long marginNanos;
+    /** TTL/5 of the current TTL; written with {@link #options}. */
+    volatile long marginNanos;
     private final long requestSentNanos;
     /** When the lease was granted, for the hold time of events. */
     final long grantedNanos;
@@ -93,6 +95,17 @@ public abstract class ManagedLease implements Lease {
     private volatile Instant expiresAt;
     /** A renewal failed (store error, no answer) since the last one that landed. */
     private boolean renewalFailing;
+    /**
+     * Under {@code io}: the shortest TTL of the renewals sent since the last one known to have
+     * landed (0: none). A backend may report an earlier write as the one that landed; it may carry
+     * this TTL, so validity counts from that write with it.
+     */
+    private long unconfirmedTtlNanos;
+    /**
+     * Released by {@link #release(Duration)}: not valid, not renewed, and ended at its deadline, when
+     * the store lets the key go (the backend's {@link #onLost} hook runs then, as on a loss).
+     */
+    private boolean kept;
     final LeaseTimer timer;
     private final LeaseRelease releaser;
 
@@ -183,6 +196,13 @@ public abstract class ManagedLease implements Lease {
      */
     protected void onLost(LeaseLostException cause) {}
 
+    /**
+     * Refuses, with an {@link IllegalArgumentException}, a TTL this backend cannot hold, before
+     * {@link #renew(Duration)} changes anything. The TTL passed to {@link #renewInStore} is the one
+     * the store must hold from then on; the default accepts any.
+     */
+    protected void checkTtl(Duration ttl) {}
+
     /** Called once when the lease has ended by release (confirmed, found lost, or given up on). */
     protected void afterRelease() {}
 
@@ -198,6 +218,11 @@ public abstract class ManagedLease implements Lease {
     @Override public final Instant acquiredAt() { return acquiredAt; }
     @Override public final Instant expiresAt() { return expiresAt; }
     @Override public final Duration ttl() { return options.ttl(); }
+
+    /** The current heartbeat interval, zero when off; it follows {@link #renew(Duration)}. */
+    protected final Duration heartbeat() {
+        return options.heartbeat();
+    }
 
     /**
      * The safety margin of a lease with this TTL: TTL/5. A caller that must stop work before anyone
@@ -221,7 +246,7 @@ public abstract class ManagedLease implements Lease {
     public final boolean isValid() {
         stateLock.lock();
         try {
-            return state == State.HELD && time.nanoTime() - validUntilNanos < 0;
+            return state == State.HELD && !kept && time.nanoTime() - validUntilNanos < 0;
         } finally {
             stateLock.unlock();
         }
@@ -229,12 +254,29 @@ public abstract class ManagedLease implements Lease {
 
     @Override
     public final void renew() {
+        renewWith(null);
+    }
+
+    /**
+     * Renews with a new TTL: this write and every later one (the heartbeat's too) hold the key for
+     * {@code ttl}; a heartbeat interval longer than a third of it becomes a third. A shorter TTL
+     * shortens the local validity before the write is sent, so a write whose outcome is unknown
+     * can never leave the store holding the key for less time than this lease counts on.
+     *
+     * @throws IllegalArgumentException the backend cannot hold a lease of {@code ttl} ({@link #checkTtl}); nothing changed
+     */
+    @Override
+    public final void renew(Duration ttl) {
+        renewWith(LeaseOptions.ttl(ttl).ttl()); // the same bounds as a TTL taken with
+    }
+
+    private void renewWith(Duration newTtl) {
         io.lock();
         try {
             LeaseLostException expired = null;
             stateLock.lock();
             try {
-                if (state == State.RELEASED || state == State.RELEASING) {
+                if (kept || state == State.RELEASED || state == State.RELEASING) {
                     throw new IllegalStateException("lease on '" + key + "' was already released");
                 }
                 if (state == State.LOST) throw lostCause;
@@ -243,10 +285,13 @@ public abstract class ManagedLease implements Lease {
                 stateLock.unlock();
             }
             if (expired != null) throw lose(expired); // outside stateLock: the hook and listeners run here
+            if (newTtl != null && !newTtl.equals(options.ttl())) changeTtl(newTtl);
+            Duration ttl = options.ttl();
             long sent = time.nanoTime();
             long landed;
+            unconfirmedTtlNanos = unconfirmedTtlNanos == 0 ? ttl.toNanos() : Math.min(unconfirmedTtlNanos, ttl.toNanos());
             try {
-                landed = renewInStore(options.ttl(), sent);
+                landed = renewInStore(ttl, sent);
             } catch (LeaseLostException e) {
                 throw lose(e);
             } catch (RuntimeException | Error e) { // an Error too, e.g. a thread the store's client could not start
@@ -258,7 +303,10 @@ public abstract class ManagedLease implements Lease {
             stateLock.lock();
             try {
                 if (state == State.LOST) throw lostCause; // the deadline fired while we were renewing
-                long until = landed + options.ttl().toNanos() - marginNanos;
+                // this very write is what the store holds, with this TTL; an earlier one may carry a shorter
+                long heldFor = landed == sent ? ttl.toNanos() : unconfirmedTtlNanos;
+                unconfirmedTtlNanos = 0;
+                long until = landed + heldFor - marginNanos;
                 if (until - validUntilNanos > 0) {
                     validUntilNanos = until;
                     expiresAt = time.now().plusNanos(until + marginNanos - time.nanoTime());
@@ -275,9 +323,75 @@ public abstract class ManagedLease implements Lease {
         }
     }
 
+    /** Under {@code io}: switches to {@code ttl} before its first write is sent. */
+    private void changeTtl(Duration ttl) {
+        checkTtl(ttl);
+        LeaseOptions next = options.withTtl(ttl);
+        Duration third = ttl.dividedBy(3);
+        // an interval chosen for the old TTL must still renew in time
+        if (next.heartbeatEnabled() && next.heartbeat().compareTo(third) > 0) next = next.withHeartbeat(third);
+        long margin = safetyMargin(ttl).toNanos();
+        stateLock.lock();
+        try {
+            options = next;
+            marginNanos = margin;
+            long now = time.nanoTime();
+            long until = now + ttl.toNanos() - margin;
+            if (until - validUntilNanos < 0) { // shorter: until the new write lands, the old one may be all the store keeps
+                validUntilNanos = until;
+                expiresAt = time.now().plus(ttl);
+            }
+            timer.reschedule();
+        } finally {
+            stateLock.unlock();
+        }
+    }
+
     @Override
     public final void release() {
+        stateLock.lock();
+        try {
+            if (kept) return; // released already, with a keep
+        } finally {
+            stateLock.unlock();
+        }
         releaser.release();
+    }
+
+    /**
+     * Releases, keeping the key taken for {@code keepFor} from now: one renewal by {@code keepFor}
+     * as the TTL, then no more. The lease is invalid and released from then on (its listeners never
+     * fire), and the store frees the key when that TTL runs out, whether this process lives or not
+     * (unless the store frees a dead holder's keys at once: {@code HOLDER_DEATH_DETECTION});
+     * the backend lets go of what it holds locally then ({@link #onLost}, as when a lease runs out).
+     *
+     * @throws IllegalArgumentException the backend cannot hold a lease of {@code keepFor}; nothing changed
+     * @throws LeaseLostException       the lease had already been lost
+     * @throws LockBackendException     the renewal failed: nothing changed, the lease is still held
+     */
+    @Override
+    public final void release(Duration keepFor) {
+        if (keepFor.isZero() || keepFor.isNegative()) {
+            release();
+            return;
+        }
+        io.lock();
+        try {
+            renewWith(LeaseOptions.ttl(keepFor).ttl());
+            stateLock.lock();
+            try {
+                if (state == State.LOST) throw lostCause;
+                kept = true;
+                options = options.withoutHeartbeat();
+                listeners.clear();
+                timer.reschedule(); // the deadline alone
+            } finally {
+                stateLock.unlock();
+            }
+            events.released(key, events.since(grantedNanos), true);
+        } finally {
+            io.unlock();
+        }
     }
 
     @Override
@@ -291,7 +405,7 @@ public abstract class ManagedLease implements Lease {
         stateLock.lock();
         try {
             if (state != State.LOST) {
-                if (state == State.HELD) listeners.add(listener);
+                if (state == State.HELD && !kept) listeners.add(listener);
                 return;
             }
             cause = lostCause;
@@ -338,13 +452,15 @@ public abstract class ManagedLease implements Lease {
     LeaseLostException lose(LeaseLostException cause) {
         List<Consumer<? super LeaseLostException>> toCall;
         boolean wasHeld;
+        boolean released;
         stateLock.lock();
         try {
             // HELD, or RELEASING when a release finds the lease already lost
             if (state == State.LOST || state == State.RELEASED) return lostCause != null ? lostCause : cause;
             wasHeld = state == State.HELD;
-            state = State.LOST;
-            lostCause = cause;
+            released = kept; // a kept release's deadline: the end the caller asked for, not a loss
+            state = released ? State.RELEASED : State.LOST;
+            if (!released) lostCause = cause;
             timer.cancel();
             toCall = List.copyOf(listeners);
             listeners.clear();
@@ -352,7 +468,7 @@ public abstract class ManagedLease implements Lease {
             stateLock.unlock();
         }
         if (wasHeld) runtime.leaseEnded();
-        events.lost(key, events.since(grantedNanos), cause);
+        if (!released) events.lost(key, events.since(grantedNanos), cause);
         // Errors too, here and below: this may run on the timer, and every listener must hear of the loss
         try {
             onLost(cause);

@@ -41,6 +41,15 @@ import java.time.Duration;
  * {@link Reason#EXPIRED}; another 409 or 412 (another lease id holds the blob) is
  * {@link Reason#TAKEN_OVER}.
  *
+ * <p><b>A new TTL</b> ({@link #renew(Duration)}): Azure renews a lease by the duration it was
+ * acquired with, and an active lease is given another only by acquiring it again under its own id.
+ * So the renewal renews first — which proves the lease is still ours and not broken, as an acquire
+ * would silently take a broken lease back — then acquires with the new duration. Both tries are sent
+ * after {@code sentNanos}, so whichever of them Azure holds, counting validity from it by the
+ * shorter of the two durations is right ({@link ManagedLease} shortens validity before the write).
+ * A force release that lands between the two is undone by the acquire (no one else can hold the key
+ * then: the acquire fails if another lease took it).
+ *
  * <p><b>Time.</b> Each renewal ends within the manager's call timeout or a tenth of the TTL,
  * whichever is shorter (1.5 s for a 15 s lease): a renewal that hangs ends well inside the safety
  * margin (TTL/5) and leaves the heartbeat time to try again before the lease's validity ends. A
@@ -54,8 +63,9 @@ final class AzureLease extends ManagedLease {
     private final BlobLeaseClient leases;
     private final String blobName;
     private final String where;
-    private final Duration renewTimeout;
     private final Duration callTimeout;
+    /** The lease duration Azure holds for us; guarded by ManagedLease's serialisation of store calls. */
+    private int leaseSeconds;
     /** A release of ours was sent and may have landed; guarded by ManagedLease's serialisation of store calls. */
     private boolean releaseSent;
     private final Runnable onReleased;
@@ -71,9 +81,8 @@ final class AzureLease extends ManagedLease {
         this.leases = leases;
         this.blobName = blobName;
         this.where = where;
-        Duration tenth = options.ttl().dividedBy(10);
-        this.renewTimeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
         this.callTimeout = callTimeout;
+        this.leaseSeconds = AzureLeaseManager.leaseSeconds(options.ttl());
     }
 
     void begin() {
@@ -82,8 +91,26 @@ final class AzureLease extends ManagedLease {
 
     @Override
     protected long renewInStore(Duration ttl, long sentNanos) {
-        renew("renew", renewTimeout);
+        Duration tenth = ttl.dividedBy(10);
+        Duration timeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
+        renew("renew", timeout);
+        int seconds = AzureLeaseManager.leaseSeconds(ttl);
+        if (seconds != leaseSeconds) {
+            try {
+                leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE);
+            } catch (BlobStorageException e) {
+                throw lostOr("renew", e);
+            } catch (RuntimeException e) {
+                throw AzureErrors.failure("acquire lease (new duration)", blobName, where, e);
+            }
+            leaseSeconds = seconds;
+        }
         return sentNanos;
+    }
+
+    @Override
+    protected void checkTtl(Duration ttl) {
+        AzureLeaseManager.leaseSeconds(ttl);
     }
 
     @Override

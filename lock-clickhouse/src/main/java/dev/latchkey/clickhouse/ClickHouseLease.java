@@ -53,6 +53,11 @@ final class ClickHouseLease extends ManagedLease {
         return sentNanos;
     }
 
+    @Override
+    protected void checkTtl(Duration ttl) {
+        manager.checkTtl(ttl);
+    }
+
     private CommandSettings limits(Duration ttl) {
         if (!ttl.equals(limitsTtl)) {
             limits = manager.heartbeatLimits(ttl);

@@ -241,12 +241,17 @@ final class ClickHouseLockManager implements LockManager {
 
     private void check(LeaseOptions options) {
         Objects.requireNonNull(options, "options");
-        if (options.ttl().compareTo(Duration.ofSeconds(staleSeconds)) > 0) {
-            throw new IllegalArgumentException("lease ttl " + options.ttl() + " exceeds the lock table's stale threshold of "
+        checkTtl(options.ttl());
+    }
+
+    /** A lease's TTL, taken with or renewed by ({@link Lease#renew(Duration)}), within the table's bounds. */
+    void checkTtl(Duration ttl) {
+        if (ttl.compareTo(Duration.ofSeconds(staleSeconds)) > 0) {
+            throw new IllegalArgumentException("lease ttl " + ttl + " exceeds the lock table's stale threshold of "
                     + staleSeconds + "s (its TTL would delete a live lock); raise stale= in the URI for a new table");
         }
-        if (options.ttl().compareTo(settings.settle().multipliedBy(2)) <= 0) {
-            throw new IllegalArgumentException("lease ttl " + options.ttl() + " must be more than twice the settle window ("
+        if (ttl.compareTo(settings.settle().multipliedBy(2)) <= 0) {
+            throw new IllegalArgumentException("lease ttl " + ttl + " must be more than twice the settle window ("
                     + settings.settle() + "): the settle wait is spent out of the lease's time");
         }
     }

@@ -85,7 +85,7 @@ final class AdvisoryLease extends ManagedLease {
         try {
             if (released) return;
             untilSessionEnd();
-            manager.writeHolder(session.connection, this, options, manager.context.time().nanoTime() - validFromNanos);
+            manager.writeHolder(session.connection, this, options.withTtl(ttl()), manager.context.time().nanoTime() - validFromNanos);
         } catch (SQLException e) {
             LOG.log(Level.DEBUG, () -> "could not record the holder of '" + key() + "' (inspect shows its session only): " + e);
         } finally {
@@ -150,6 +150,11 @@ final class AdvisoryLease extends ManagedLease {
         return sent;
     }
 
+    @Override
+    protected void checkTtl(Duration ttl) {
+        AdvisoryLockManager.checkTtl(ttl);
+    }
+
     private void renewOnSession(Duration ttl, long sent) {
         try {
             untilSessionEnd();
@@ -167,10 +172,22 @@ final class AdvisoryLease extends ManagedLease {
                     throw new LeaseLostException(Reason.SESSION_ENDED, "lease on '" + key() + "': the session no longer holds the advisory lock");
                 }
             }
+            if (session.limitsForTtlMillis != ttl.toMillis()) newTtl(ttl);
             sessionEndNanos = sent + ttl.toNanos();
         } catch (SQLException e) {
             throw lostOr(e, "renewing");
         }
+    }
+
+    /**
+     * A TTL other than the session was set up for ({@link #renew(Duration)}): the schema's registry
+     * covers it first (the restart guard waits out the longest TTL recorded), then the server's idle
+     * limit of the session follows it, and the holder row says it, for {@code inspect}.
+     */
+    private void newTtl(Duration ttl) throws SQLException {
+        manager.recordTtl(ttl);
+        manager.sessions.limits(session, ttl);
+        manager.writeHolder(session.connection, this, options.withTtl(ttl), manager.context.time().nanoTime() - validFromNanos);
     }
 
     /**

@@ -128,7 +128,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
 
     @Override
     public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-        checkTtl(options);
+        checkTtl(options.ttl());
         long called = context.time().nanoTime();
         Lease lease = attempt(prepare(key), options, null);
         if (lease == null) runtime.events().busy(key, called);
@@ -137,7 +137,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
 
     @Override
     public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
-        checkTtl(options);
+        checkTtl(options.ttl());
         prepare(key);
         long called = context.time().nanoTime();
         Lease lease = attempt(key, options, maxWait.toMillis() < 1 ? null : maxWait);
@@ -152,10 +152,10 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
         throw new LockTimeoutException(key, maxWait, holder);
     }
 
-    private static void checkTtl(LeaseOptions options) {
-        if (options.ttl().compareTo(AdvisorySessions.MAX_TTL) > 0) {
+    static void checkTtl(Duration ttl) {
+        if (ttl.compareTo(AdvisorySessions.MAX_TTL) > 0) {
             throw new IllegalArgumentException("mode=advisory takes TTLs up to " + AdvisorySessions.MAX_TTL.toDays()
-                    + " days (the server's idle limit of a session, TTL + TTL/5, is an int of milliseconds); was " + options.ttl());
+                    + " days (the server's idle limit of a session, TTL + TTL/5, is an int of milliseconds); was " + ttl);
         }
     }
 
@@ -231,7 +231,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
     }
 
     /** Makes sure the schema's registry covers {@code ttl} before a lease of it is taken (durably, once per longer TTL). */
-    private void recordTtl(Duration ttl) {
+    void recordTtl(Duration ttl) {
         long millis = ttl.toMillis();
         if (millis <= registeredTtlMillis) return;
         registeredTtlMillis = pool.call("recording the TTL " + ttl + " in " + settings.registry,

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -54,8 +56,8 @@ final class LeaseRenewals {
     private boolean inFlight;
     private Set<TableLease> carried = Set.of();
 
-    /** What the last statement that carried a lease said about it: landed ({@code error} null), lost, or failed. */
-    record Outcome(long sentNanos, RuntimeException error) {
+    /** What the last statement that carried a lease, with {@code ttlNanos}, said about it: landed ({@code error} null), lost, or failed. */
+    record Outcome(long sentNanos, long ttlNanos, RuntimeException error) {
         boolean failed() {
             return error != null && !(error instanceof LeaseLostException);
         }
@@ -80,21 +82,28 @@ final class LeaseRenewals {
     }
 
     /**
-     * One renewal of {@code lease} ({@link TableLease#renewInStore}): the outcome of the statement
-     * that carried it since its last renewal, else of the next one, sent now if none is in flight.
+     * One renewal of {@code lease} by {@code ttl} ({@link TableLease#renewInStore}): the outcome of
+     * the statement that carried it since its last renewal, else of the next one, sent now if none is
+     * in flight. A statement that renewed it by another TTL (sent before {@link TableLease#renew(Duration)}
+     * changed it) does not count: the next one writes {@code ttl}.
      *
      * @return when the statement that renewed the lease was sent
      */
-    long renew(TableLease lease) {
+    long renew(TableLease lease, Duration ttl) {
         List<TableLease> batch = new ArrayList<>();
         lock.lock();
         try {
             lease.waiting = true;
-            // a statement in flight may carry this lease; one that does not is followed by ours
-            while (inFlight && (lease.outcome == null || carried.contains(lease))) done.awaitUninterruptibly();
-            if (lease.outcome != null) {
-                lease.waiting = false;
-                return take(lease);
+            while (true) {
+                // a statement in flight may carry this lease; one that does not is followed by ours
+                while (inFlight && (lease.outcome == null || carried.contains(lease))) done.awaitUninterruptibly();
+                Outcome o = lease.outcome;
+                if (o == null) break;
+                if (o.error() != null || o.ttlNanos() == ttl.toNanos()) {
+                    lease.waiting = false;
+                    return take(lease);
+                }
+                lease.outcome = null; // it renewed by the TTL before renew(Duration) changed it: not this renewal
             }
             collect(lease, batch);
             inFlight = true;
@@ -149,7 +158,8 @@ final class LeaseRenewals {
         for (TableLease l : held) {
             if (l == first) continue;
             boolean stale = l.outcome == null || l.outcome.failed();
-            boolean due = l.heartbeatNanos > 0 && now - l.landedSentNanos() >= l.heartbeatNanos / 2;
+            long heartbeat = l.heartbeatNanos();
+            boolean due = heartbeat > 0 && now - l.landedSentNanos() >= heartbeat / 2;
             if (stale && (l.waiting || due)) batch.add(l);
         }
     }
@@ -191,24 +201,31 @@ final class LeaseRenewals {
             renewed = manager.pool.call(batch.size() == 1 ? "renewing the lease on '" + keys[0] + "'"
                     : "renewing " + batch.size() + " leases", c -> update(c, keys, leaseIds, ttls));
         } catch (RuntimeException e) {
-            batch.forEach(l -> out.put(l, new Outcome(sent, e)));
+            for (int i = 0; i < ttls.length; i++) out.put(batch.get(i), new Outcome(sent, ttlNanos(ttls[i]), e));
             return out;
         }
         List<TableLease> absent = new ArrayList<>();
-        for (TableLease l : batch) {
-            if (renewed.contains(l.leaseId())) out.put(l, new Outcome(sent, null));
+        Map<TableLease, Long> ttlOf = new HashMap<>();
+        for (int i = 0; i < ttls.length; i++) {
+            TableLease l = batch.get(i);
+            ttlOf.put(l, ttlNanos(ttls[i]));
+            if (renewed.contains(l.leaseId())) out.put(l, new Outcome(sent, ttlOf.get(l), null));
             else absent.add(l);
         }
         if (absent.isEmpty()) return out;
         try {
             Map<String, LeaseTableLockManager.RowNow> now = manager.pool.call("reading " + absent.size() + " lock rows",
                     c -> current(c, absent.stream().map(TableLease::key).distinct().toArray(String[]::new)));
-            for (TableLease l : absent) out.put(l, new Outcome(sent, LeaseTableLockManager.lost(l, "renew", now.get(l.key()))));
+            for (TableLease l : absent) out.put(l, new Outcome(sent, ttlOf.get(l), LeaseTableLockManager.lost(l, "renew", now.get(l.key()))));
         } catch (RuntimeException e) {
             // not renewed, but why is unknown: a failed renewal, so the next one asks again
-            absent.forEach(l -> out.put(l, new Outcome(sent, e)));
+            absent.forEach(l -> out.put(l, new Outcome(sent, ttlOf.get(l), e)));
         }
         return out;
+    }
+
+    private static long ttlNanos(long millis) {
+        return TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
     private Set<String> update(Connection c, String[] keys, String[] leaseIds, Long[] ttls) throws SQLException {

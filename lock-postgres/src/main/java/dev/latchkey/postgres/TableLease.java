@@ -20,14 +20,14 @@ import java.time.Duration;
  */
 final class TableLease extends ManagedLease {
     private final LeaseTableLockManager manager;
-    /** This lease's heartbeat interval (0: none, the application renews): when a batch may carry it early. */
-    final long heartbeatNanos;
     /** When the write this lease's validity counts from was sent (what renewInStore last returned): its heartbeat is due a heartbeat later. */
     private volatile long reportedSentNanos;
     /** When the last write known to have landed (the acquisition, a renewal) was sent. */
     private volatile long landedSentNanos;
-    /** When the last renewal whose outcome is unknown was sent (0: none since the last landed one). */
-    private volatile long unknownSentNanos;
+    /** The TTL that write set. */
+    private volatile long landedTtlNanos;
+    /** When the renewals whose outcome is unknown would expire at the latest (0: none since the last landed one). */
+    private volatile long unknownUntilNanos;
     /** Guarded by the manager's {@link LeaseRenewals}: the outcome of a statement that carried this lease, not yet taken. */
     LeaseRenewals.Outcome outcome;
     /** Guarded by the manager's {@link LeaseRenewals}: a renewal of this lease waits for a statement. */
@@ -36,8 +36,8 @@ final class TableLease extends ManagedLease {
     TableLease(LeaseTableLockManager manager, String key, String leaseId, long token, LeaseOptions options, long sentNanos) {
         super(manager.runtime, key, leaseId, token, options, sentNanos);
         this.manager = manager;
-        this.heartbeatNanos = options.heartbeatEnabled() ? options.heartbeat().toNanos() : 0;
         this.landedSentNanos = sentNanos;
+        this.landedTtlNanos = options.ttl().toNanos();
         this.reportedSentNanos = sentNanos;
         start();
         manager.renewals.add(this);
@@ -47,24 +47,32 @@ final class TableLease extends ManagedLease {
         return landedSentNanos;
     }
 
+    /** This lease's heartbeat interval (0: none, the application renews): when a batch may carry it early. */
+    long heartbeatNanos() {
+        return heartbeat().toNanos();
+    }
+
     /** Whether this lease's own heartbeat is due by now (it then takes a batch's outcome itself). */
     boolean heartbeatDue(long nowNanos) {
-        return heartbeatNanos > 0 && nowNanos - (reportedSentNanos + heartbeatNanos) >= 0;
+        long heartbeat = heartbeatNanos();
+        return heartbeat > 0 && nowNanos - (reportedSentNanos + heartbeat) >= 0;
     }
 
     /** What a statement that carried this lease did to its row (called by {@link LeaseRenewals} when it answers). */
     void recordInStore(LeaseRenewals.Outcome o) {
         if (o.error() == null) {
             landedSentNanos = o.sentNanos();
-            unknownSentNanos = 0;
+            landedTtlNanos = o.ttlNanos();
+            unknownUntilNanos = 0;
         } else if (o.error().getCause() instanceof SQLException cause && PgErrors.outcomeUnknown(cause)) {
-            unknownSentNanos = o.sentNanos();
+            long until = o.sentNanos() + o.ttlNanos();
+            if (unknownUntilNanos == 0 || until - unknownUntilNanos > 0) unknownUntilNanos = until;
         }
     }
 
     @Override
     protected long renewInStore(Duration ttl, long sentNanos) {
-        long landed = manager.renewals.renew(this); // ttl: the batch renews each lease by its own, the one passed here
+        long landed = manager.renewals.renew(this, ttl); // the batch renews each lease by its own TTL, this one's by ttl
         reportedSentNanos = landed;
         return landed;
     }
@@ -83,9 +91,8 @@ final class TableLease extends ManagedLease {
     @Override
     protected void onLost(LeaseLostException cause) {
         manager.renewals.remove(this);
-        long unknown = unknownSentNanos;
-        if (!cause.reason().ranOutLocally() || unknown == 0) return;
-        long ttl = ttl().toNanos();
-        manager.withdrawLater(key(), leaseId(), landedSentNanos + ttl, unknown + ttl);
+        long unknownUntil = unknownUntilNanos;
+        if (!cause.reason().ranOutLocally() || unknownUntil == 0) return;
+        manager.withdrawLater(key(), leaseId(), landedSentNanos + landedTtlNanos, unknownUntil);
     }
 }

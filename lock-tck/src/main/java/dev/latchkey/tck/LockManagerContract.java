@@ -413,6 +413,31 @@ public abstract class LockManagerContract implements LockEventsContract {
         expiryChecks().lostListenerIsNotCalledOnRelease();
     }
 
+    // ---------------------------------------------------------------- renew with a new TTL
+
+    /** After {@code renew(longer)} the key stays held past the old TTL with no renewal ({@link TtlChangeChecks}). About 2.5 short TTLs. */
+    @Test
+    void renewWithLongerTtlHoldsPastTheOldTtl() throws Exception {
+        ttlChangeChecks().renewWithLongerTtlHoldsPastTheOldTtl();
+    }
+
+    /** After {@code renew(shorter)} another holder gets the key after the shorter TTL, before the old one. About one short TTL. */
+    @Test
+    void renewWithShorterTtlFreesTheKeySooner() throws Exception {
+        ttlChangeChecks().renewWithShorterTtlFreesTheKeySooner();
+    }
+
+    /** After {@code release(keepFor)} the key stays taken that long, then frees ({@link TtlChangeChecks}). About one short TTL. */
+    @Test
+    void releaseKeepingTheKeyHoldsItThatLong() throws Exception {
+        ttlChangeChecks().releaseKeepingTheKeyHoldsItThatLong();
+    }
+
+    @Test
+    void renewWithTheSameTtlIsRenew() throws Exception {
+        ttlChangeChecks().renewWithTheSameTtlIsRenew();
+    }
+
     // ---------------------------------------------------------------- thread limit
 
     /**
@@ -590,6 +615,10 @@ public abstract class LockManagerContract implements LockEventsContract {
     // the tests of each concern live in their own class; each gets this contract's hooks and helpers
     private ExpiryChecks expiryChecks() {
         return new ExpiryChecks(this);
+    }
+
+    private TtlChangeChecks ttlChangeChecks() {
+        return new TtlChangeChecks(this);
     }
 
     private ThreadLimitChecks threadLimitChecks() {

@@ -171,9 +171,23 @@ final class TckFixture {
      * land still fails, when its lease's validity ends.
      */
     static void renewWhileValid(Lease lease) throws InterruptedException {
+        retryWhileValid(lease, lease::renew);
+    }
+
+    /** {@link #renewWhileValid(Lease)} with a new TTL ({@link Lease#renew(Duration)}). */
+    static void renewWhileValid(Lease lease, Duration ttl) throws InterruptedException {
+        retryWhileValid(lease, () -> lease.renew(ttl));
+    }
+
+    /** {@link Lease#release(Duration)} on a healthy store, tried again as {@link #renewWhileValid(Lease)} is (a failed one changes nothing). */
+    static void releaseKeepingWhileValid(Lease lease, Duration keepFor) throws InterruptedException {
+        retryWhileValid(lease, () -> lease.release(keepFor));
+    }
+
+    private static void retryWhileValid(Lease lease, Runnable renewal) throws InterruptedException {
         while (true) {
             try {
-                lease.renew();
+                renewal.run();
                 return;
             } catch (LockBackendException e) {
                 if (!e.isRetriable() || !lease.isValid()) throw e;

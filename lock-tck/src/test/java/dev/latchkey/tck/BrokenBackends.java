@@ -312,6 +312,65 @@ final class BrokenBackends {
         };
     }
 
+    /**
+     * A correct manager, except that {@link Lease#renew(Duration)} changes the TTL only locally
+     * ({@code ttl()}, {@code expiresAt()}, {@code isValid()} follow it) and renews the store by the
+     * TTL the lease was taken with, and {@link Lease#release(Duration)} keeps nothing.
+     */
+    static LockManager localTtlChange(LockManager real) {
+        return new LockManager() {
+            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
+                return real.tryAcquire(key, options).map(LocalTtl::new);
+            }
+            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
+                return new LocalTtl(real.acquire(key, maxWait, options));
+            }
+            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
+            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
+            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
+            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
+            @Override public Set<Capability> capabilities() { return real.capabilities(); }
+            @Override public String description() { return "local-ttl:" + real.description(); }
+            @Override public void close() { real.close(); }
+        };
+    }
+
+    private static final class LocalTtl implements Lease {
+        private final Lease d;
+        private volatile Duration ttl;
+        private volatile Instant expiresAt;
+
+        LocalTtl(Lease d) {
+            this.d = d;
+            this.ttl = d.ttl();
+            this.expiresAt = d.expiresAt();
+        }
+
+        @Override public String key() { return d.key(); }
+        @Override public String leaseId() { return d.leaseId(); }
+        @Override public String owner() { return d.owner(); }
+        @Override public long fencingToken() { return d.fencingToken(); }
+        @Override public Instant acquiredAt() { return d.acquiredAt(); }
+        @Override public Instant expiresAt() { return expiresAt; }
+        @Override public Duration ttl() { return ttl; }
+        @Override public boolean isValid() { return Instant.now().isBefore(expiresAt); }
+        @Override public void renew() { renew(ttl); }
+        @Override public void renew(Duration newTtl) {
+            Instant now = Instant.now();
+            d.renew();
+            ttl = newTtl;
+            expiresAt = now.plus(newTtl);
+        }
+        @Override public void release() { d.release(); }
+        @Override public void release(Duration keepFor) { // keeps nothing
+            d.release();
+            expiresAt = Instant.EPOCH;
+        }
+        @Override public void close() { d.close(); }
+        @Override public void onLost(Consumer<? super LeaseLostException> l) { d.onLost(l); }
+        @Override public LockInfo info() { return d.info(); }
+    }
+
     private static LockInfo tokenOne(LockInfo i) {
         return new LockInfo(i.key(), i.owner(), i.leaseId(), 1, i.acquiredAt(), i.expiresAt(), i.metadata());
     }

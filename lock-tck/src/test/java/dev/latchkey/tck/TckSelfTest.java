@@ -110,6 +110,14 @@ class TckSelfTest {
         }
     }
 
+    static class LocalTtlChangeLocks extends LockManagerContract {
+        final String name = BrokenBackends.uniqueName();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return BrokenBackends.localTtlChange(Latchkey.open("mem://" + name, context));
+        }
+    }
+
     static class DoubleGrantLocks extends LockManagerContract {
         final String name = BrokenBackends.uniqueName();
 
@@ -252,6 +260,18 @@ class TckSelfTest {
     void lockContractsOverlapCheckerCatchesADoubleGrantNoReleaseCanNotice() {
         Map<String, Throwable> failed = failures(DoubleGrantLocks.class, "contentionKeepsCriticalSectionsApart");
         assertFailedOn(failed, "contentionKeepsCriticalSectionsApart", "overlapping critical sections");
+    }
+
+    @Test
+    void lockContractCatchesATtlChangeOrAKeepThatNeverReachesTheStore() {
+        Map<String, Throwable> failed = failures(LocalTtlChangeLocks.class,
+                "renewWithLongerTtlHoldsPastTheOldTtl", "renewWithShorterTtlFreesTheKeySooner", "releaseKeepingTheKeyHoldsItThatLong");
+        assertFailedOn(failed, "releaseKeepingTheKeyHoldsItThatLong", "contender");
+        // the store's TTL, seen by inspect where it reports one, else by a contender that gets in
+        assertThat(failed).containsKey("renewWithLongerTtlHoldsPastTheOldTtl");
+        assertThat(describe(failed.get("renewWithLongerTtlHoldsPastTheOldTtl"))).as("why renewWithLongerTtlHoldsPastTheOldTtl failed")
+                .containsAnyOf("inspect's expiresAt after renew(", "contender");
+        assertFailedOn(failed, "renewWithShorterTtlFreesTheKeySooner", "after renew(");
     }
 
     @Test
