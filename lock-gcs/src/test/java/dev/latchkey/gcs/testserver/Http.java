@@ -64,8 +64,9 @@ final class Http {
             return json(code, root);
         }
 
-        void send(HttpExchange ex) throws IOException {
-            ex.getResponseHeaders().set("Date", HTTP_DATE.format(Instant.now()));
+        /** Sends this answer with {@code Date: date} (the front end's clock). */
+        void send(HttpExchange ex, Instant date) throws IOException {
+            ex.getResponseHeaders().set("Date", HTTP_DATE.format(date));
             if (contentType != null) ex.getResponseHeaders().set("Content-Type", contentType);
             if (body == null || code == 204 || code == 304) {
                 ex.sendResponseHeaders(code, -1);
