@@ -28,8 +28,8 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -95,8 +95,8 @@ public final class GcsConditionalStore implements ConditionalStore {
      * within milliseconds in practice. Our test server drifts them up to 400 ms apart either way.
      */
     static final Duration CLOCK_DISAGREEMENT = Duration.ofMillis(500);
-    /** Where {@link #probe} writes, beside the records (no record name starts with '.'). */
-    private static final String PROBE_LEAF = ".latchkey-probe-";
+    /** The object {@link #probe} writes, beside the records (no record name starts with '.'); it stays. */
+    private static final String PROBE_LEAF = ".latchkey-probe";
     /** Objects whose last write is remembered for spacing, before those written over a second ago are dropped. */
     private static final int MAX_SPACED = 4096;
 
@@ -111,8 +111,6 @@ public final class GcsConditionalStore implements ConditionalStore {
     private final String objectPrefix;
     /** " at <endpoint>" for an emulator, else empty: appended to every location in messages. */
     private final String at;
-    /** The {@link #probe} object and its generation, deleted on {@link #close}. */
-    private volatile Blob probeLeft;
 
     private GcsConditionalStore(Storage storage, Storage writes, ServerDateTransportOptions transport, String bucket,
                                 String prefix, String endpoint) {
@@ -358,53 +356,43 @@ public final class GcsConditionalStore implements ConditionalStore {
 
     /**
      * Checks that the store refuses what exclusion rests on, or throws a not retriable
-     * {@link LockBackendException} naming the store and what it ignored: under
-     * {@code <prefix>/.latchkey-probe-<random>}, a create ({@code ifGenerationMatch=0}), a second
-     * create of it, and a replace with a generation it does not have; both must get 412. Three
-     * requests, sent back to back (a 412 is answered whatever the write rate; a 429 is waited out
-     * once). The probe object is deleted on {@link #close}; a close within GCS's write interval of
-     * the probe, or a process that dies first, leaves it: a few bytes no listing of records shows.
+     * {@link LockBackendException} naming the store and what it ignored. On the object
+     * {@code <prefix>/.latchkey-probe} (made by the first probe under the prefix, then left for the
+     * next ones): a create with {@code ifGenerationMatch=0} must get 412 — except the very first,
+     * after which a second create must; and a replace with a random generation (not the object's,
+     * but for a chance of 2<sup>-63</sup>) must get 412. Two requests that change nothing, on an
+     * honest store, and a 412 is answered whatever the write rate (a 429 is waited out once).
      */
     void probe() {
-        BlobId id = looseId(PROBE_LEAF + UUID.randomUUID());
-        Blob current;
-        try {
-            current = uploadNow(id, bytes("probe: create"), Storage.BlobTargetOption.doesNotExist());
-        } catch (StorageException e) {
-            // a retry of our own create whose first answer was lost: the object is ours, whatever its generation
-            if (e.getCode() != 412) throw failure("probe create", id, e);
-            current = storage.get(id);
-            if (current == null) throw failure("probe create", id, e);
-        }
-        probeLeft = current;
+        BlobId id = looseId(PROBE_LEAF);
         List<String> ignored = new ArrayList<>();
-        Blob second = probeWrite(id, "probe: second create", Storage.BlobTargetOption.doesNotExist());
-        if (second != null) {
+        if (probeWrite(id, "probe create", Storage.BlobTargetOption.doesNotExist())
+                && probeWrite(id, "probe second create", Storage.BlobTargetOption.doesNotExist())) {
             ignored.add("ifGenerationMatch=0 (a second create of an existing object succeeded)");
-            current = second;
         }
-        long stale = current.getGeneration() == Long.MAX_VALUE ? 1 : current.getGeneration() + 1;
-        Blob third = probeWrite(id, "probe: stale replace", Storage.BlobTargetOption.generationMatch(stale));
-        if (third != null) {
+        long stale = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        if (probeWrite(id, "probe stale replace", Storage.BlobTargetOption.generationMatch(stale))) {
             ignored.add("ifGenerationMatch=<a generation the object does not have> (the replace succeeded)");
-            current = third;
         }
-        probeLeft = current;
         if (!ignored.isEmpty()) {
             throw new LockBackendException(describe() + " ignores " + String.join(" and ", ignored)
-                    + ": a lock there would let several holders in, so none is opened. (The probe's object "
-                    + id.getName() + " is deleted on close. If this is wrong, `latchkey check` the store and"
-                    + " open with probe=false.)", false);
+                    + ": a lock there would let several holders in, so none is opened (if this is wrong,"
+                    + " `latchkey check` the store and open with probe=false)", false);
         }
     }
 
-    /** A probe write that an honest store refuses: null if refused (412), the object if it landed. */
-    private Blob probeWrite(BlobId id, String what, Storage.BlobTargetOption condition) {
+    /**
+     * A probe write, unspaced: false if refused (412), true if it landed. (A landed write whose
+     * answer was lost and retried reads as refused: a probe may miss an ignoring store on a
+     * flaky network, never refuse an honest one.)
+     */
+    private boolean probeWrite(BlobId id, String what, Storage.BlobTargetOption condition) {
         for (int attempt = 0; ; attempt++) {
             try {
-                return uploadNow(id, bytes(what), condition);
+                uploadNow(id, bytes(what), condition);
+                return true;
             } catch (StorageException e) {
-                if (e.getCode() == 412) return null;
+                if (e.getCode() == 412) return false;
                 if (e.getCode() != 429 || attempt > 0) throw failure(what, id, e);
             }
             try {
@@ -492,15 +480,6 @@ public final class GcsConditionalStore implements ConditionalStore {
 
     @Override
     public void close() {
-        Blob probe = probeLeft;
-        if (probe != null) {
-            try {
-                // unspaced: a close within a second of the open leaves the object rather than waiting
-                writes.delete(probe.getBlobId(), Storage.BlobSourceOption.generationMatch(probe.getGeneration()));
-            } catch (RuntimeException e) {
-                // a probe object left behind is a few bytes that no listing of records shows
-            }
-        }
         for (Storage client : List.of(storage, writes)) {
             try {
                 client.close();

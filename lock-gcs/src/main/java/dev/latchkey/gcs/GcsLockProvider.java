@@ -31,8 +31,8 @@ import java.util.Set;
  *   <li>{@code poll}: longest pause between looks at a held lock while waiting (default 100 ms).</li>
  *   <li>{@code probe}: {@code true} (default) checks once, when the manager opens, that the store
  *       refuses a second {@code ifGenerationMatch=0} create and a replace with a stale generation
- *       ({@link GcsConditionalStore#probe}), and refuses to open otherwise; {@code false} skips the
- *       three requests, for a store {@code latchkey check} has vouched for.</li>
+ *       ({@link GcsConditionalStore#probe}: two requests, three under a new prefix), and refuses to
+ *       open otherwise; {@code false} skips them, for a store {@code latchkey check} has vouched for.</li>
  * </ul>
  * The bucket must exist: creating it needs rights a lock client should not have. An application
  * that has configured its own {@code Storage} opens a manager on it with {@link GcsLocks}.

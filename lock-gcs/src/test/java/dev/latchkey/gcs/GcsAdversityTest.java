@@ -80,12 +80,23 @@ class GcsAdversityTest {
         }
     }
 
+    /** The first probe under a prefix creates its object (three requests); later ones change nothing (two). */
     @Test
     void anHonestButAdversarialStorePassesTheProbe() {
-        try (GcsTestServer server = GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL, Adversity.seededFrom(SEED));
-             LockManager m = Latchkey.open(uri(server, "honest", ""));
-             Lease lease = m.tryAcquire("k").orElseThrow()) {
-            assertThat(lease.isValid()).isTrue();
+        try (GcsTestServer server = GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL, Adversity.seededFrom(SEED))) {
+            String u = uri(server, "honest", "");
+            int before = server.requestCount();
+            try (LockManager first = Latchkey.open(u)) {
+                assertThat(server.requestCount() - before).as("requests of the first probe").isEqualTo(3);
+                int then = server.requestCount();
+                try (LockManager second = Latchkey.open(u)) {
+                    assertThat(server.requestCount() - then).as("requests of a later probe").isEqualTo(2);
+                    try (Lease lease = second.tryAcquire("k").orElseThrow()) {
+                        assertThat(first.tryAcquire("k")).isEmpty();
+                        assertThat(lease.isValid()).isTrue();
+                    }
+                }
+            }
         }
     }
 
@@ -150,7 +161,7 @@ class GcsAdversityTest {
         int sectionsWanted = 6;
         try (GcsTestServer server = GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL,
                 Adversity.seededFrom(SEED).chaos(CHAOS))) {
-            // no probe: its three requests would only add a chance of failing to open
+            // no probe: its requests would only add a chance of failing to open
             String u = uri(server, "chaos", "&probe=false&timeout=1s");
             List<LockManager> opened = new ArrayList<>();
             CriticalSectionChecker checker = new CriticalSectionChecker();
