@@ -17,6 +17,7 @@ import dev.latchkey.LockManager;
 import dev.latchkey.gcs.testserver.Adversity;
 import dev.latchkey.gcs.testserver.GcsTestServer;
 import dev.latchkey.gcs.testserver.GcsTestServer.AdversityCounts;
+import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.CriticalSectionChecker;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,6 +77,26 @@ class GcsAdversityTest {
                 try (Lease lease = m.tryAcquire("k").orElseThrow()) {
                     assertThat(lease.isValid()).isTrue();
                 }
+            }
+        }
+    }
+
+    /**
+     * A record's age is never more than the time since its write was sent, though the front end's
+     * {@code Date} runs a constant {@link Adversity#DEFAULT_CLOCK_DRIFT} ahead of the storage's
+     * {@code updated}: an overstated age would let a contender take a live lease early.
+     */
+    @Test
+    void aFrontEndAheadOfTheStorageNeverMakesARecordOlder() {
+        try (GcsTestServer server = GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL,
+                Adversity.seededFrom(SEED).frontEndAhead(Adversity.DEFAULT_CLOCK_DRIFT));
+             GcsConditionalStore store = GcsLockProvider.store(LockUri.parse(uri(server, "age", "")))) {
+            for (int i = 0; i < 20; i++) {
+                long sent = System.nanoTime();
+                store.create("age-" + i, new byte[] {1}).orElseThrow();
+                Duration age = store.read("age-" + i).orElseThrow().age();
+                Duration since = Duration.ofNanos(System.nanoTime() - sent);
+                assertThat(age).as("age of a record written %s ago", since).isNotNull().isLessThanOrEqualTo(since);
             }
         }
     }

@@ -54,23 +54,23 @@ final class Adversary {
         return g;
     }
 
-    /** The storage's clock: objects' {@code updated} and {@code timeCreated}. */
+    /**
+     * The storage's clock: objects' {@code updated} and {@code timeCreated}. The front end's clock,
+     * the {@code Date} header, is the true time: the JDK's server stamps every response's
+     * {@code Date} itself, over any set by the handler. So the two clocks' disagreement, all a
+     * client can see, is put on this one: each clock swings ± half the drift around the true time,
+     * and this one is off by their difference (or by the constant lead, negated).
+     */
     Instant storageNow() {
-        return skewed(STORAGE_PERIOD, storagePhase);
-    }
-
-    /** A front end's clock: the {@code Date} header. */
-    Instant frontEndNow() {
-        return skewed(FRONT_END_PERIOD, frontEndPhase);
-    }
-
-    /** Each clock swings ± half the drift around the true time, so they are up to the whole drift apart. */
-    private Instant skewed(Duration period, double phase) {
         Instant now = Instant.now();
+        if (adversity.frontEndLead != null) return now.minus(adversity.frontEndLead);
         if (adversity.clockDrift.isZero()) return now;
+        return now.plusNanos(swing(STORAGE_PERIOD, storagePhase) - swing(FRONT_END_PERIOD, frontEndPhase));
+    }
+
+    private long swing(Duration period, double phase) {
         double t = (System.nanoTime() - startNanos) / (double) period.toNanos();
-        long half = adversity.clockDrift.toNanos() / 2;
-        return now.plusNanos(Math.round(half * Math.sin(2 * Math.PI * t + phase)));
+        return Math.round(adversity.clockDrift.toNanos() / 2.0 * Math.sin(2 * Math.PI * t + phase));
     }
 
     /** Whether a write within the write interval is admitted anyway (a burst GCS tolerated). */

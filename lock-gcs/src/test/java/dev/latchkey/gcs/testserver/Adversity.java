@@ -15,7 +15,8 @@ import java.util.concurrent.ThreadLocalRandom;
  *       generation identifies one version); the {@code Date} header (a front end's clock) and each
  *       object's {@code updated} (the storage's clock) from two clocks drifting apart up to
  *       {@link #DEFAULT_CLOCK_DRIFT}; and a write within the one-second interval admitted about
- *       {@link #DEFAULT_BURST_ADMITTED} of the time instead of always refused (GCS: "may" throttle).</li>
+ *       {@link #DEFAULT_BURST_ADMITTED} of the time instead of always refused (GCS: "may" throttle).
+ *       {@link #frontEndAhead} holds the clocks' worst case instead: the front end a fixed lead ahead.</li>
  *   <li>{@link #chaos}: a request fails on its own with 500, 502, 503, 504 or 408 — half of them
  *       before anything is done, half <em>after</em> a write was applied.</li>
  *   <li>{@link #token}: requests must carry {@code Authorization: Bearer <token>}: none gets 401, an
@@ -36,17 +37,20 @@ public final class Adversity {
     final long seed;
     final boolean randomGenerations;
     final Duration clockDrift;
+    /** A constant lead of the front end's clock over the storage's, instead of the drift; null: drift. */
+    final Duration frontEndLead;
     final double burstAdmitted;
     final double chaosRate;
     /** Accepted bearer tokens, each with whether it may write; empty: no authentication. */
     final Map<String, Boolean> tokens;
     final boolean ignorePreconditions;
 
-    private Adversity(long seed, boolean randomGenerations, Duration clockDrift, double burstAdmitted, double chaosRate,
-                      Map<String, Boolean> tokens, boolean ignorePreconditions) {
+    private Adversity(long seed, boolean randomGenerations, Duration clockDrift, Duration frontEndLead, double burstAdmitted,
+                      double chaosRate, Map<String, Boolean> tokens, boolean ignorePreconditions) {
         this.seed = seed;
         this.randomGenerations = randomGenerations;
         this.clockDrift = clockDrift;
+        this.frontEndLead = frontEndLead;
         this.burstAdmitted = burstAdmitted;
         this.chaosRate = chaosRate;
         this.tokens = Map.copyOf(tokens);
@@ -55,12 +59,12 @@ public final class Adversity {
 
     /** The honest server: nothing adversarial. */
     public static Adversity none() {
-        return new Adversity(0, false, Duration.ZERO, 0, 0, Map.of(), false);
+        return new Adversity(0, false, Duration.ZERO, null, 0, 0, Map.of(), false);
     }
 
     /** Random generations, drifting clocks, bursts sometimes admitted; choices from {@code seed}. */
     public static Adversity seeded(long seed) {
-        return new Adversity(seed, true, DEFAULT_CLOCK_DRIFT, DEFAULT_BURST_ADMITTED, 0, Map.of(), false);
+        return new Adversity(seed, true, DEFAULT_CLOCK_DRIFT, null, DEFAULT_BURST_ADMITTED, 0, Map.of(), false);
     }
 
     /**
@@ -75,19 +79,24 @@ public final class Adversity {
     /** This, plus requests failing on their own at {@code rate} (0..1), before or after being applied. */
     public Adversity chaos(double rate) {
         if (rate < 0 || rate > 1) throw new IllegalArgumentException("chaos rate must be within 0..1, got " + rate);
-        return new Adversity(seed, randomGenerations, clockDrift, burstAdmitted, rate, tokens, ignorePreconditions);
+        return new Adversity(seed, randomGenerations, clockDrift, frontEndLead, burstAdmitted, rate, tokens, ignorePreconditions);
     }
 
     /** This, plus authentication: {@code token} is accepted, for writes too if {@code mayWrite}. */
     public Adversity token(String token, boolean mayWrite) {
         Map<String, Boolean> more = new LinkedHashMap<>(tokens);
         more.put(token, mayWrite);
-        return new Adversity(seed, randomGenerations, clockDrift, burstAdmitted, chaosRate, more, ignorePreconditions);
+        return new Adversity(seed, randomGenerations, clockDrift, frontEndLead, burstAdmitted, chaosRate, more, ignorePreconditions);
     }
 
     /** This, but writes ignore every precondition (a broken store). */
     public Adversity ignoringPreconditions() {
-        return new Adversity(seed, randomGenerations, clockDrift, burstAdmitted, chaosRate, tokens, true);
+        return new Adversity(seed, randomGenerations, clockDrift, frontEndLead, burstAdmitted, chaosRate, tokens, true);
+    }
+
+    /** This, but the front end's clock a constant {@code lead} ahead of the storage's instead of drifting: the worst case, held. */
+    public Adversity frontEndAhead(Duration lead) {
+        return new Adversity(seed, randomGenerations, Duration.ZERO, lead, burstAdmitted, chaosRate, tokens, ignorePreconditions);
     }
 
     public long seed() {
@@ -96,7 +105,7 @@ public final class Adversity {
 
     /** Whether nothing here is adversarial ({@link #none()}). */
     boolean honest() {
-        return !randomGenerations && chaosRate == 0 && tokens.isEmpty() && !ignorePreconditions;
+        return !randomGenerations && frontEndLead == null && chaosRate == 0 && tokens.isEmpty() && !ignorePreconditions;
     }
 
     @Override
@@ -104,6 +113,7 @@ public final class Adversity {
         if (honest()) return "honest";
         return "seed " + seed + (randomGenerations ? ", random generations" : "")
                 + (clockDrift.isZero() ? "" : ", Date and updated drifting up to " + clockDrift.toMillis() + " ms apart")
+                + (frontEndLead == null ? "" : ", Date " + frontEndLead.toMillis() + " ms ahead of updated")
                 + (burstAdmitted > 0 ? ", " + Math.round(burstAdmitted * 100) + "% of bursts admitted" : "")
                 + (chaosRate > 0 ? ", chaos " + chaosRate * 100 + "% of requests" : "")
                 + (tokens.isEmpty() ? "" : ", bearer tokens required")

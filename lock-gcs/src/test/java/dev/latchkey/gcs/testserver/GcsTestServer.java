@@ -60,7 +60,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       the Java client raises exactly what it raises against GCS;</li>
  *   <li>request bodies with {@code Content-Encoding: gzip} are accepted (the Java client gzips
  *       uploads); {@code md5Hash}/{@code crc32c} sent with an upload are verified;</li>
- *   <li>every response carries a {@code Date} header; object times are the server's clock.</li>
+ *   <li>every response carries a {@code Date} header, the true time (the JDK's server stamps it);
+ *       object times are the storage's clock: the same, or drifting from it under an {@link Adversity}.</li>
  * </ul>
  * No object versioning, no ACLs; no authentication unless an {@link Adversity} asks for bearer
  * tokens. State lives in memory and is gone when the server stops.
@@ -300,7 +301,7 @@ public final class GcsTestServer implements AutoCloseable {
                 ex.getResponseHeaders().clear();
                 reply = Reply.error(503, "backendError", "test server: reply lost on purpose (the request was served)");
             }
-            reply.send(ex, adversary.frontEndNow());
+            reply.send(ex);
         }
     }
 
