@@ -74,8 +74,8 @@ import java.util.function.Supplier;
  * <p><b>Failures</b> (unreachable endpoint, timeouts, 5xx; a 429 on a read or list) raise
  * {@link LockBackendException}, retriable: a write answered so may have been applied, and the lease
  * engine treats it as outcome unknown. Missing or rejected credentials (401), permissions (403), a
- * missing bucket or other 4xx raise it not retriable, naming the problem. Messages name the bucket and endpoint, never a credential. The client's own retries are
- * cut to one retry with short timeouts, so an outage surfaces in seconds; a write whose reply was
+ * missing bucket or other 4xx raise it not retriable, naming the problem. Messages name the bucket
+ * and endpoint, never a credential. The client's own retries are cut to one retry with short timeouts, so an outage surfaces in seconds; a write whose reply was
  * lost is retried by the client, and a retry whose first attempt landed reads as a lost race (412),
  * which the lease engine resolves by re-reading its own lease id.
  */
@@ -382,9 +382,9 @@ public final class GcsConditionalStore implements ConditionalStore {
     }
 
     /**
-     * A probe write, unspaced: false if refused (412), true if it landed. (A landed write whose
-     * answer was lost and retried reads as refused: a probe may miss an ignoring store on a
-     * flaky network, never refuse an honest one.)
+     * A probe write, unspaced: false if refused (412), true if it landed. A write that landed but
+     * whose answer was lost reads as refused once the client's retry gets 412: on an honest store
+     * that is the right verdict, so a flaky network never makes the probe refuse one.
      */
     private boolean probeWrite(BlobId id, String what, Storage.BlobTargetOption condition) {
         for (int attempt = 0; ; attempt++) {
