@@ -18,6 +18,7 @@ import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.ServerClock;
 import dev.latchkey.spi.StoredRecord;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -51,7 +53,10 @@ import java.util.function.Supplier;
  *
  * <p><b>Age</b> comes from the server's clock: the object's {@code updated} time against the
  * {@code Date} of the same metadata response (see {@link ServerDateTransportOptions}), so staleness
- * never depends on a client's wall clock.
+ * never depends on a client's wall clock. The two are stamped by different machines (storage and
+ * front end), whose clocks GCS does not promise to agree; an age is therefore taken
+ * {@link #CLOCK_DISAGREEMENT} short, so a front end up to that far ahead of the storage still never
+ * makes a record look older than it is (a late takeover costs waiting; an early one, exclusion).
  *
  * <p><b>At most one write per second to one object.</b> GCS documents "an update limit on each
  * object of once per second" (its quotas page: "maximum rate of writes to the same object name: one
@@ -67,9 +72,10 @@ import java.util.function.Supplier;
  * engine does) would let a write whose predecessor was slow to arrive land early and be refused.
  *
  * <p><b>Failures</b> (unreachable endpoint, timeouts, 5xx; a 429 on a read or list) raise
- * {@link LockBackendException}, retriable; permissions, a missing bucket or other 4xx, not
- * retriable. Messages name the bucket and endpoint, never a credential. The client's own retries are
- * cut to one retry with short timeouts, so an outage surfaces in seconds; a write whose reply was
+ * {@link LockBackendException}, retriable: a write answered so may have been applied, and the lease
+ * engine treats it as outcome unknown. Missing or rejected credentials (401), permissions (403), a
+ * missing bucket or other 4xx raise it not retriable, naming the problem. Messages name the bucket
+ * and endpoint, never a credential. The client's own retries are cut to one retry with short timeouts, so an outage surfaces in seconds; a write whose reply was
  * lost is retried by the client, and a retry whose first attempt landed reads as a lost race (412),
  * which the lease engine resolves by re-reading its own lease id.
  */
@@ -83,6 +89,14 @@ public final class GcsConditionalStore implements ConditionalStore {
     private static final int READ_ATTEMPTS = 10;
     /** https://cloud.google.com/storage/quotas: "Maximum rate of writes to the same object name: one write per second". */
     private static final Duration MIN_WRITE_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * How far ahead of the storage's clock ({@code updated}) a front end's ({@code Date}) may be
+     * without a record looking older than it is. Google does not document it; its clocks agree
+     * within milliseconds in practice. Our test server drifts them up to 400 ms apart either way.
+     */
+    static final Duration CLOCK_DISAGREEMENT = Duration.ofMillis(500);
+    /** The object {@link #probe} writes, beside the records (no record name starts with '.'); it stays. */
+    private static final String PROBE_LEAF = ".latchkey-probe";
     /** Objects whose last write is remembered for spacing, before those written over a second ago are dropped. */
     private static final int MAX_SPACED = 4096;
 
@@ -231,7 +245,8 @@ public final class GcsConditionalStore implements ConditionalStore {
     /** Server {@code Date} minus the object's {@code updated} (millisecond precision); null if the server sent no date. */
     private static Duration age(Blob meta, Instant serverNow) {
         OffsetDateTime updated = meta.getUpdateTimeOffsetDateTime();
-        return ServerClock.age(serverNow, updated == null ? null : updated.toInstant(), Duration.ZERO);
+        // the allowed disagreement is taken off like a coarser resolution of updated: never overstated
+        return ServerClock.age(serverNow, updated == null ? null : updated.toInstant(), CLOCK_DISAGREEMENT);
     }
 
     @Override
@@ -258,15 +273,19 @@ public final class GcsConditionalStore implements ConditionalStore {
         return e.getCode() == 412 || e.getCode() == 429;
     }
 
-    /** One upload of {@code data} as body and (base64) metadata, as every write sends it. */
+    /** One upload of {@code data} as body and (base64) metadata, as every write sends it, spaced. */
     private Blob upload(BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
+        return spaced(id, () -> uploadNow(id, data, conditions));
+    }
+
+    private Blob uploadNow(BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
         BlobInfo.Builder info = BlobInfo.newBuilder(id).setContentType("text/plain; charset=utf-8");
         String inline = Base64.getEncoder().encodeToString(data);
         if (inline.length() <= MAX_INLINE) info.setMetadata(Map.of(RECORD_METADATA, inline));
         Storage.BlobTargetOption[] options = Arrays.copyOf(conditions, conditions.length + 1);
         // records are a few hundred bytes: gzip would only add work
         options[conditions.length] = Storage.BlobTargetOption.disableGzipContent();
-        return spaced(id, () -> writes.create(info.build(), data, options));
+        return writes.create(info.build(), data, options);
     }
 
     /**
@@ -335,6 +354,60 @@ public final class GcsConditionalStore implements ConditionalStore {
         return BlobId.of(bucket, objectPrefix + leaf);
     }
 
+    /**
+     * Checks that the store refuses what exclusion rests on, or throws a not retriable
+     * {@link LockBackendException} naming the store and what it ignored. On the object
+     * {@code <prefix>/.latchkey-probe} (made by the first probe under the prefix, then left for the
+     * next ones): a create with {@code ifGenerationMatch=0} must get 412 — except the very first,
+     * after which a second create must; and a replace with a random generation (not the object's,
+     * but for a chance of 2<sup>-63</sup>) must get 412. Two requests that change nothing, on an
+     * honest store, and a 412 is answered whatever the write rate (a 429 is waited out once).
+     */
+    void probe() {
+        BlobId id = looseId(PROBE_LEAF);
+        List<String> ignored = new ArrayList<>();
+        if (probeWrite(id, "probe create", Storage.BlobTargetOption.doesNotExist())
+                && probeWrite(id, "probe second create", Storage.BlobTargetOption.doesNotExist())) {
+            ignored.add("ifGenerationMatch=0 (a second create of an existing object succeeded)");
+        }
+        long stale = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        if (probeWrite(id, "probe stale replace", Storage.BlobTargetOption.generationMatch(stale))) {
+            ignored.add("ifGenerationMatch=<a generation the object does not have> (the replace succeeded)");
+        }
+        if (!ignored.isEmpty()) {
+            throw new LockBackendException(describe() + " ignores " + String.join(" and ", ignored)
+                    + ": a lock there would let several holders in, so none is opened (if this is wrong,"
+                    + " `latchkey check` the store and open with probe=false)", false);
+        }
+    }
+
+    /**
+     * A probe write, unspaced: false if refused (412), true if it landed. A write that landed but
+     * whose answer was lost reads as refused once the client's retry gets 412: on an honest store
+     * that is the right verdict, so a flaky network never makes the probe refuse one.
+     */
+    private boolean probeWrite(BlobId id, String what, Storage.BlobTargetOption condition) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                uploadNow(id, bytes(what), condition);
+                return true;
+            } catch (StorageException e) {
+                if (e.getCode() == 412) return false;
+                if (e.getCode() != 429 || attempt > 0) throw failure(what, id, e);
+            }
+            try {
+                Thread.sleep(MIN_WRITE_INTERVAL.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockException("interrupted while probing " + describe(id), e);
+            }
+        }
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
     @Override
     public boolean delete(String name, String expectedVersion) {
         BlobId id = id(name);
@@ -383,9 +456,12 @@ public final class GcsConditionalStore implements ConditionalStore {
 
     private LockBackendException failure(String op, BlobId id, StorageException e) {
         int code = e.getCode();
-        boolean retriable = code <= 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable();
+        boolean retriable = code != 401 && code != 403
+                && (code <= 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable());
         String what = switch (code) {
-            case 401, 403 -> "permission denied (the lock needs storage.objects.create/get/update/delete/list)";
+            case 401 -> "not authenticated: the request carried no valid credentials (" + (at.isEmpty()
+                    ? "Application Default Credentials" : "the Storage client's credentials") + " missing, expired or wrong)";
+            case 403 -> "permission denied (the lock needs storage.objects.create/get/update/delete/list)";
             case 404 -> "bucket not found";
             default -> code > 0 ? "HTTP " + code : "unreachable";
         };

@@ -13,7 +13,7 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * {@code gs://BUCKET[/PREFIX][?project=ID][&endpoint=URL][&timeout=5s][&poll=100ms]}: locks as
+ * {@code gs://BUCKET[/PREFIX][?project=ID][&endpoint=URL][&timeout=5s][&poll=100ms][&probe=false]}: locks as
  * objects {@code PREFIX/<encoded key>.lock} in a Google Cloud Storage bucket, changed only by
  * generation-conditioned writes ({@link GcsConditionalStore}) under the shared
  * {@link LeaseEngine}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
@@ -29,6 +29,10 @@ import java.util.Set;
  *       lease time to notice its loss before the TTL: keep {@code timeout} under TTL/10 (the
  *       default suits the default 60 s TTL).</li>
  *   <li>{@code poll}: longest pause between looks at a held lock while waiting (default 100 ms).</li>
+ *   <li>{@code probe}: {@code true} (default) checks once, when the manager opens, that the store
+ *       refuses a second {@code ifGenerationMatch=0} create and a replace with a stale generation
+ *       ({@link GcsConditionalStore#probe}: two requests, three under a new prefix), and refuses to
+ *       open otherwise; {@code false} skips them, for a store {@code latchkey check} has vouched for.</li>
  * </ul>
  * The bucket must exist: creating it needs rights a lock client should not have. An application
  * that has configured its own {@code Storage} opens a manager on it with {@link GcsLocks}.
@@ -55,6 +59,14 @@ public final class GcsLockProvider implements LockProvider {
     /** The one way a manager is made: from a URI, or on the options of the application's {@code Storage} ({@link GcsLocks}). */
     static LockManager open(LockUri uri, HttpStorageOptions application, LockContext context) {
         GcsConditionalStore store = store(uri, application);
+        if (uri.booleanParam("probe", true)) {
+            try {
+                store.probe();
+            } catch (RuntimeException e) {
+                store.close();
+                throw e;
+            }
+        }
         return new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
                 uri.durationParam("poll", DEFAULT_POLL));
     }
@@ -70,7 +82,8 @@ public final class GcsLockProvider implements LockProvider {
      *                    with Application Default Credentials
      */
     private static GcsConditionalStore store(LockUri uri, HttpStorageOptions application) {
-        uri.requireOnly(application == null ? Set.of("project", "endpoint", "timeout", "poll") : Set.of("timeout", "poll"));
+        uri.requireOnly(application == null ? Set.of("project", "endpoint", "timeout", "poll", "probe")
+                : Set.of("timeout", "poll", "probe"));
         String bucket = uri.host();
         if (bucket.isEmpty() || uri.user().isPresent() || uri.port().isPresent()) {
             throw new UnsupportedLockUriException("gs:// needs a bucket name and nothing else before the path, e.g. "

@@ -71,6 +71,11 @@ public final class GcsLocks {
             return set("poll", poll);
         }
 
+        /** {@code probe}: check the store's preconditions once on open (default true; see {@link GcsLockProvider}). */
+        public Options probe(boolean probe) {
+            return set("probe", probe);
+        }
+
         LockUri asUri(String bucket) {
             return toUri("gs://" + Objects.requireNonNull(bucket, "bucket"));
         }

@@ -4,6 +4,7 @@ import com.google.cloud.NoCredentials;
 import com.google.cloud.storage.BucketInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageOptions;
+import dev.latchkey.gcs.testserver.Adversity;
 import dev.latchkey.gcs.testserver.GcsTestServer;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
@@ -15,7 +16,9 @@ import org.testcontainers.utility.DockerImageName;
  * The GCS the tests use: {@code $LATCHKEY_TEST_GCS_URI} if set (a real bucket, or an emulator);
  * else, where a Docker engine answers, {@code fsouza/fake-gcs-server} as a container; else one
  * {@link GcsTestServer} started in this JVM on a free port, with GCS's one write per second to an
- * object (our CI). Bucket {@code latchkey}, prefix {@code locks}, for the whole run; tests keep apart
+ * object and {@linkplain Adversity#seeded seeded adversity} (our CI): random generations, a
+ * {@code Date} and an {@code updated} from two drifting clocks, bursts sometimes admitted; the seed
+ * is printed, and {@code -Dlatchkey.test.gcs.seed=N} repeats it. Bucket {@code latchkey}, prefix {@code locks}, for the whole run; tests keep apart
  * by key (the TCK tags every key).
  *
  * <p>fake-gcs-server's preconditions are incomplete in released images (see the module's README
@@ -36,7 +39,8 @@ final class GcsFixture {
             String fromEnv = System.getenv(ENV);
             boolean external = (fromEnv != null && !fromEnv.isBlank()) || ExternalServer.dockerAvailable();
             uri = external ? ExternalServer.uri(ENV, "gcs", GcsFixture::startFakeGcsServer)
-                    : GcsTestServer.start().uri(BUCKET, "locks");
+                    : GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL,
+                            Adversity.seededFrom("latchkey.test.gcs.seed")).uri(BUCKET, "locks");
         }
         return uri;
     }

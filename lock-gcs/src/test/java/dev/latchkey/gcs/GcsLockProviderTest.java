@@ -139,16 +139,20 @@ class GcsLockProviderTest {
         }
     }
 
+    /** Found by the probe when the manager opens; without the probe, by the first request. */
     @Test
     void missingBucketIsAClearNonRetriableError() {
-        try (LockManager m = Latchkey.open(uri("no-such-bucket/locks"))) {
-            assertThatThrownBy(() -> m.tryAcquire("k"))
-                    .isInstanceOfSatisfying(LockBackendException.class, e -> {
-                        assertThat(e.isRetriable()).isFalse();
-                        assertThat(e.getMessage()).contains("no-such-bucket").contains("bucket not found")
-                                .contains(server.endpoint());
-                    });
+        assertMissingBucket(() -> Latchkey.open(uri("no-such-bucket/locks")));
+        try (LockManager m = Latchkey.open(uri("no-such-bucket/locks") + "&probe=false")) {
+            assertMissingBucket(() -> m.tryAcquire("k"));
         }
+    }
+
+    private static void assertMissingBucket(Runnable call) {
+        assertThatThrownBy(call::run).isInstanceOfSatisfying(LockBackendException.class, e -> {
+            assertThat(e.isRetriable()).isFalse();
+            assertThat(e.getMessage()).contains("no-such-bucket").contains("bucket not found").contains(server.endpoint());
+        });
     }
 
     /**

@@ -74,13 +74,16 @@ class GcsOutageTest {
         }
     }
 
+    /** When the manager opens (its probe's first request), and on a request of a manager opened without the probe. */
     @Test
     void aServerThatNeverAnswersTimesOutInSeconds() throws Exception {
         // accepts connections (the kernel's backlog) and never reads or answers a byte
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-             LockManager m = Latchkey.open(uri("http://127.0.0.1:" + silent.getLocalPort()))) {
-            assertTimeoutPreemptively(SECONDS, () ->
-                    assertRetriableNaming("127.0.0.1:" + silent.getLocalPort(), () -> m.tryAcquire("k")));
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String endpoint = "http://127.0.0.1:" + silent.getLocalPort();
+            assertTimeoutPreemptively(SECONDS, () -> assertRetriableNaming(endpoint, () -> Latchkey.open(uri(endpoint)).close()));
+            try (LockManager m = Latchkey.open(uri(endpoint) + "&probe=false")) {
+                assertTimeoutPreemptively(SECONDS, () -> assertRetriableNaming(endpoint, () -> m.tryAcquire("k")));
+            }
         }
     }
 

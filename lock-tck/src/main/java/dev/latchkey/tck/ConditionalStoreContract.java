@@ -38,8 +38,10 @@ import org.junit.jupiter.api.Timeout;
  * millisecond clock must have repeated one, by two clients in turn, across deletes); and
  * the one rule everything rests on, raced for real: of {@link #raceThreads()} clients creating one
  * absent name at the same instant exactly one wins, and of the same clients replacing one record
- * expecting the same version exactly one wins — every round of {@link #raceRounds()}. Several S3
- * emulators fail this; a lock built on them would let two holders in.
+ * expecting the same version exactly one wins — every round of {@link #raceRounds()}; and of a
+ * delete and a replace racing on one version exactly one wins, the delete never removing the
+ * record the replace wrote (a look before an unconditional delete passes every sequential check and
+ * fails this). Several S3 emulators fail these; a lock built on them would let two holders in.
  *
  * <p>Every write carries distinct bytes: stores whose version is a content hash (S3 ETags) only
  * promise a new version for new content, and the lease engine never writes the same record twice.
@@ -317,6 +319,54 @@ public abstract class ConditionalStoreContract {
         });
         TckFixture.assertNone(failures, "rounds of " + threads + " racing replaces that did not have exactly one winner"
                 + " (of " + raceRounds() + "; replace must be atomic: if-version-matches in one request)");
+    }
+
+    /**
+     * A delete and a replace, both expecting the version just written, race on one record: exactly
+     * one wins, and the record then is what that one left — the replacer's record if the replace
+     * won, nothing if the delete won. A store that looks before it deletes (a read, then a delete
+     * whose condition the server ignores or that carries none) passes every sequential test, since
+     * the look refuses a stale version; here the replace lands between look and delete, and the
+     * delete removes a record it never saw. Only the server's own check-and-delete in one step can
+     * pass this. A quarter of {@link #raceRounds()} (at least 10): two writers per round, and each
+     * round needs a record of its own.
+     */
+    @Test
+    void racingDeleteNeverRemovesAReplacedRecord() throws Exception {
+        ConditionalStore deleter = store();
+        ConditionalStore replacer = store();
+        String base = name("delete-race-");
+        // every round's record exists before the races, so a round's two writers only race each other
+        int rounds = Math.max(10, raceRounds() / 4);
+        String[] created = new String[rounds];
+        for (int round = 0; round < created.length; round++) {
+            int r = round;
+            created[round] = deleter.create(base + round, bytes("start " + round))
+                    .orElseThrow(() -> new AssertionError("create of " + TckFixture.show(base + r) + " failed"));
+        }
+        List<String> failures = new ArrayList<>();
+        race(2, rounds, (round, i) -> i == 0
+                ? () -> deleter.delete(base + round, created[round]) ? Optional.of("deleted") : Optional.empty()
+                : () -> replacer.replace(base + round, created[round], payload(round, i)),
+                (round, outcome) -> {
+                    boolean deleted = outcome.get(0).isPresent();
+                    Optional<String> replaced = outcome.get(1);
+                    Optional<StoredRecord> after = replacer.read(base + round);
+                    if (deleted && replaced.isPresent()) {
+                        failures.add("round " + round + ": both won; the record is "
+                                + (after.isEmpty() ? "gone: the delete removed the replaced record" : "version " + after.get().version()));
+                    } else if (replaced.isPresent()) {
+                        verifyRecord(replacer, base + round, replaced, payload(round, 1), round, failures);
+                    } else if (deleted) {
+                        after.ifPresent(r -> failures.add("round " + round + ": the delete won but a record is there, version "
+                                + r.version()));
+                    } else {
+                        failures.add("round " + round + ": neither won");
+                    }
+                });
+        TckFixture.assertNone(failures, "rounds of a delete racing a replace of one version that did not have exactly one"
+                + " winner or left another's record (of " + rounds + "; delete must be atomic: if-version-matches in one"
+                + " request, the server's check, not a look first)");
     }
 
     // ---------------------------------------------------------------- helpers

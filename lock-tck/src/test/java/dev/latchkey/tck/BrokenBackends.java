@@ -95,13 +95,65 @@ final class BrokenBackends {
         }
 
         /** The gap between check and write in which every other racer also passes the check. */
-        private static void window() {
+        static void window() {
             try {
                 Thread.sleep(50);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Atomic create and replace, but a delete that looks first and then deletes whatever is there
+     * (as a HEAD before a delete whose condition the server ignores): sequentially it refuses stale
+     * versions like a correct store; a replace landing between look and delete is removed unseen.
+     */
+    static final class LookThenDeleteStore implements ConditionalStore {
+        private final Map<String, Rec> map;
+        private final VersionRuleStore atomic;
+
+        LookThenDeleteStore(Map<String, Rec> shared) {
+            this.map = shared;
+            this.atomic = new VersionRuleStore(shared, (n, cur) -> Long.toString(VERSIONS.incrementAndGet()));
+        }
+
+        @Override
+        public Optional<StoredRecord> read(String name) {
+            return atomic.read(name);
+        }
+
+        @Override
+        public Optional<String> create(String name, byte[] data) {
+            return atomic.create(name, data);
+        }
+
+        @Override
+        public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+            return atomic.replace(name, expectedVersion, data);
+        }
+
+        @Override
+        public boolean delete(String name, String expectedVersion) {
+            Rec cur = map.get(name);
+            if (cur == null || !cur.version().equals(expectedVersion)) return false;
+            RacyStore.window();
+            map.remove(name);
+            return true;
+        }
+
+        @Override
+        public List<String> list(String prefix) {
+            return atomic.list(prefix);
+        }
+
+        @Override
+        public String describe() {
+            return "look-then-delete://";
+        }
+
+        @Override
+        public void close() {}
     }
 
     /** How a broken store picks the version of a write: from the name and the record it replaces (null if none). */

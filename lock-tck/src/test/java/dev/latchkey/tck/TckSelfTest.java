@@ -50,6 +50,18 @@ class TckSelfTest {
         }
     }
 
+    static class LookThenDeleteCas extends ConditionalStoreContract {
+        final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
+
+        @Override protected ConditionalStore newStore() {
+            return new BrokenBackends.LookThenDeleteStore(backing);
+        }
+
+        @Override protected int raceRounds() {
+            return 10;
+        }
+    }
+
     static class RestartingVersionsCas extends ConditionalStoreContract {
         final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
 
@@ -220,6 +232,15 @@ class TckSelfTest {
         assertFailedOn(failed, "racingCreatesHaveExactlyOneWinner", "racing creates that did not have exactly one winner");
         assertFailedOn(failed, "racingReplacesOfOneVersionHaveExactlyOneWinner",
                 "racing replaces that did not have exactly one winner");
+    }
+
+    @Test
+    void casContractCatchesADeleteThatLooksFirst() {
+        // every sequential check passes: the look refuses stale versions; only the race shows the unconditional delete
+        Map<String, Throwable> failed = failures(LookThenDeleteCas.class,
+                "racingDeleteNeverRemovesAReplacedRecord", "createReadReplaceDelete", "versionsOfANameNeverRepeat");
+        assertThat(failed).containsOnlyKeys("racingDeleteNeverRemovesAReplacedRecord");
+        assertFailedOn(failed, "racingDeleteNeverRemovesAReplacedRecord", "the delete removed the replaced record");
     }
 
     @Test

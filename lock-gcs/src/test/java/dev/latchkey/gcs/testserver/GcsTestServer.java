@@ -47,23 +47,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code ifMetagenerationNotMatch} are checked and the write applied under one lock, so of any
  *       number of concurrent writes conditioned on one generation exactly one succeeds
  *       ({@code ifGenerationMatch=0}: only if no live object exists);</li>
- *   <li>GCS's limit of one write per second to one object name is enforced, strictly (no burst
- *       allowance; {@link MutationRateLimit}): an upload, patch or delete of a name whose last
+ *   <li>GCS's limit of one write per second to one object name is enforced ({@link MutationRateLimit};
+ *       strictly unless an {@link Adversity} admits some bursts): an upload, patch or delete of a name whose last
  *       applied write is less than {@link #DEFAULT_OBJECT_WRITE_INTERVAL} ago gets
  *       {@code 429 rateLimitExceeded} and changes nothing. A write whose preconditions fail gets
  *       {@code 412} whatever the rate (it would change nothing either). Configurable per server
  *       ({@link #start(int, Duration)}; zero turns it off);</li>
- *   <li>generations are strictly increasing per object name — drawn from one server-wide counter,
- *       never reused, not even after a delete (GCS uses microsecond timestamps; so does this server
- *       where the clock allows);</li>
+ *   <li>generations are never reused for one name, not even after a delete: strictly increasing,
+ *       from one server-wide counter (GCS uses microsecond timestamps; so does this server where
+ *       the clock allows), or random under an {@link Adversity};</li>
  *   <li>errors have GCS's JSON shape ({@code {"error":{"code":412,"errors":[{"reason":…}]}}}) so
  *       the Java client raises exactly what it raises against GCS;</li>
  *   <li>request bodies with {@code Content-Encoding: gzip} are accepted (the Java client gzips
  *       uploads); {@code md5Hash}/{@code crc32c} sent with an upload are verified;</li>
- *   <li>every response carries a {@code Date} header; object times are the server's clock.</li>
+ *   <li>every response carries a {@code Date} header, the true time (the JDK's server stamps it);
+ *       object times are the storage's clock: the same, or drifting from it under an {@link Adversity}.</li>
  * </ul>
- * No object versioning, no ACLs, no authentication (any or no credentials are accepted).
- * State lives in memory and is gone when the server stops.
+ * No object versioning, no ACLs; no authentication unless an {@link Adversity} asks for bearer
+ * tokens. State lives in memory and is gone when the server stops.
+ *
+ * <p><b>Adversity</b> ({@link #start(int, Duration, Adversity)}): where GCS's documentation allows
+ * more than a client may assume, the server can do the less convenient thing — random generations,
+ * {@code Date} and {@code updated} from two drifting clocks, bursts sometimes admitted, requests
+ * failing on their own before or after a write is applied, credentials checked.
  *
  * <p><b>Faults for tests:</b> {@link #loseReplies} makes the next requests on one object be served
  * in full — a write applied — and then answered with a 503 or a dropped connection instead: the
@@ -107,6 +113,7 @@ public final class GcsTestServer implements AutoCloseable {
     private long lastGeneration;
     private final MutationRateLimit rateLimit; // guarded by lock
     private final LostReplies lostReplies = new LostReplies();
+    private final Adversary adversary;
     private final AtomicInteger requests = new AtomicInteger();
 
     private record Bucket(String name, Instant created, TreeMap<String, StoredObject> objects) {}
@@ -126,8 +133,9 @@ public final class GcsTestServer implements AutoCloseable {
         }
     }
 
-    private GcsTestServer(InetSocketAddress address, Duration objectWriteInterval) throws IOException {
-        rateLimit = new MutationRateLimit(objectWriteInterval);
+    private GcsTestServer(InetSocketAddress address, Duration objectWriteInterval, Adversity adversity) throws IOException {
+        adversary = new Adversary(adversity);
+        rateLimit = new MutationRateLimit(objectWriteInterval, adversary::admitBurst);
         http = HttpServer.create(address, 64);
         AtomicInteger threads = new AtomicInteger();
         executor = Executors.newCachedThreadPool(r -> {
@@ -155,9 +163,15 @@ public final class GcsTestServer implements AutoCloseable {
      * no limit).
      */
     public static GcsTestServer start(int port, Duration objectWriteInterval) {
+        return start(port, objectWriteInterval, Adversity.none());
+    }
+
+    /** As {@link #start(int, Duration)}, doing on purpose what {@code adversity} says (printed to stderr). */
+    public static GcsTestServer start(int port, Duration objectWriteInterval, Adversity adversity) {
         try {
             GcsTestServer s = new GcsTestServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
-                    objectWriteInterval);
+                    objectWriteInterval, adversity);
+            if (!adversity.honest()) System.err.println("GCS test server on port " + s.port() + ": " + adversity);
             s.http.start();
             return s;
         } catch (IOException e) {
@@ -200,6 +214,16 @@ public final class GcsTestServer implements AutoCloseable {
      */
     public void loseReplies(Request request, String bucket, String object, int count, LostReply how) {
         lostReplies.arm(request, bucket, object, count, how);
+    }
+
+    /**
+     * What the {@link Adversity} did so far: faults sent before anything was applied, faults sent
+     * instead of the answer to an applied write, writes admitted within the write interval.
+     */
+    public record AdversityCounts(int faultsBefore, int faultsAfterWrite, int burstsAdmitted) {}
+
+    public AdversityCounts adversityCounts() {
+        return new AdversityCounts(adversary.faultsBefore(), adversary.faultsAfterWrite(), adversary.burstsAdmitted());
     }
 
     /** How many answers {@link #loseReplies} faults have lost so far. */
@@ -249,15 +273,28 @@ public final class GcsTestServer implements AutoCloseable {
         requests.incrementAndGet();
         try (ex) {
             Call call = new Call(ex);
+            boolean write = isWrite(ex);
+            Adversary.Fault fault = adversary.fault(write);
             Reply reply;
             try {
-                reply = route(call, Http.readBody(ex));
+                byte[] body = Http.readBody(ex);
+                adversary.authorize(ex.getRequestHeaders().getFirst("Authorization"), write,
+                        write ? "storage.objects.create" : "storage.objects.get");
+                if (fault != null && !fault.afterApply()) throw new GcsError(fault.code(), fault.reason(), "test server: chaos");
+                reply = route(call, body);
             } catch (GcsError e) {
                 reply = Reply.error(e.code, e.reason, e.getMessage());
             } catch (IllegalArgumentException e) {
                 reply = Reply.error(400, "invalid", e.getMessage());
             } catch (RuntimeException e) {
                 reply = Reply.error(500, "backendError", "test server bug: " + e);
+            }
+            if (fault != null) {
+                adversary.sent(fault, fault.afterApply() && reply.code() < 300);
+                if (fault.afterApply()) {
+                    ex.getResponseHeaders().clear();
+                    reply = Reply.error(fault.code(), fault.reason(), "test server: chaos after the request was served");
+                }
             }
             if (call.lose == LostReply.CONNECTION_CLOSED) return; // closing an exchange that sent nothing drops the connection
             if (call.lose == LostReply.SERVICE_UNAVAILABLE) {
@@ -266,6 +303,13 @@ public final class GcsTestServer implements AutoCloseable {
             }
             reply.send(ex);
         }
+    }
+
+    /** Whether a request changes an object (uploads, patches, deletes), by its method. */
+    private static boolean isWrite(HttpExchange ex) {
+        String override = ex.getRequestHeaders().getFirst("X-HTTP-Method-Override");
+        String method = override != null ? override : ex.getRequestMethod();
+        return !method.equalsIgnoreCase("GET") && !method.equalsIgnoreCase("HEAD");
     }
 
     private Reply route(Call call, byte[] body) throws IOException, GcsError {
@@ -402,10 +446,10 @@ public final class GcsTestServer implements AutoCloseable {
         synchronized (lock) {
             Bucket b = bucket(bucketName);
             StoredObject live = b.objects().get(name);
-            StoredObject.checkPreconditions(live, q, false);
+            if (adversary.checksPreconditions()) StoredObject.checkPreconditions(live, q, false);
             rateLimit.admit(bucketName, name);
-            Instant now = Instant.now();
-            o = new StoredObject(bucketName, name, nextGeneration(now), 1, data, contentType, userMeta, now, now);
+            Instant now = adversary.storageNow();
+            o = new StoredObject(bucketName, name, adversary.generation(nextGeneration(now)), 1, data, contentType, userMeta, now, now);
             b.objects().put(name, o);
         }
         return Reply.json(200, o.json(endpoint()));
@@ -460,7 +504,7 @@ public final class GcsTestServer implements AutoCloseable {
         synchronized (lock) {
             Bucket b = bucket(bucketName);
             StoredObject cur = live(bucketName, name, q);
-            StoredObject.checkPreconditions(cur, q, false);
+            if (adversary.checksPreconditions()) StoredObject.checkPreconditions(cur, q, false);
             rateLimit.admit(bucketName, name);
             Map<String, String> meta = replaceAll ? new LinkedHashMap<>() : new LinkedHashMap<>(cur.metadata());
             if (req.get("metadata") instanceof Map<?, ?> m) {
@@ -473,7 +517,7 @@ public final class GcsTestServer implements AutoCloseable {
             }
             String contentType = req.get("contentType") instanceof String s ? s : cur.contentType();
             o = new StoredObject(cur.bucket(), cur.name(), cur.generation(), cur.metageneration() + 1, cur.data(),
-                    contentType, meta, cur.created(), Instant.now());
+                    contentType, meta, cur.created(), adversary.storageNow());
             b.objects().put(name, o);
         }
         return Reply.json(200, o.json(endpoint()));
@@ -484,7 +528,7 @@ public final class GcsTestServer implements AutoCloseable {
         synchronized (lock) {
             Bucket b = bucket(bucketName);
             StoredObject cur = live(bucketName, name, q);
-            StoredObject.checkPreconditions(cur, q, false);
+            if (adversary.checksPreconditions()) StoredObject.checkPreconditions(cur, q, false);
             rateLimit.admit(bucketName, name);
             b.objects().remove(name);
         }

@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -64,8 +63,8 @@ final class Http {
             return json(code, root);
         }
 
+        /** Sends this answer; the JDK's server adds {@code Date} (the true time) itself, over any set here. */
         void send(HttpExchange ex) throws IOException {
-            ex.getResponseHeaders().set("Date", HTTP_DATE.format(Instant.now()));
             if (contentType != null) ex.getResponseHeaders().set("Content-Type", contentType);
             if (body == null || code == 204 || code == 304) {
                 ex.sendResponseHeaders(code, -1);

@@ -3,13 +3,15 @@ package dev.latchkey.gcs.testserver;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * GCS's limit on writes to one object name ("an update limit on each object of once per second"),
- * enforced strictly: a mutation (upload, patch, delete) of a name whose last applied mutation is
- * less than the interval ago is refused with {@code 429 rateLimitExceeded} and changes nothing. No
- * burst allowance, unlike GCS, which tolerates short bursts: a client that stays within the limit
- * here stays within it on GCS. Only applied mutations count; refused ones (412, 429) do not restart
+ * enforced: a mutation (upload, patch, delete) of a name whose last applied mutation is less than
+ * the interval ago is refused with {@code 429 rateLimitExceeded} and changes nothing — unless the
+ * burst rule admits it (GCS tolerates short bursts, sometimes: by default none is admitted, so a
+ * client that stays within the limit here stays within it on GCS; an {@link Adversity} admits some
+ * at random, so a client cannot count on a 429 either). Only applied mutations count; refused ones (412, 429) do not restart
  * the interval. Measured on the monotonic clock at the moment each mutation is applied. Interval
  * zero: no limit.
  *
@@ -20,12 +22,15 @@ final class MutationRateLimit {
     private static final int PRUNE_AT = 10_000;
 
     private final long intervalNanos;
+    private final BooleanSupplier burstAdmitted;
     /** Monotonic time of the last applied mutation, by "bucket/object". */
     private final Map<String, Long> lastMutation = new HashMap<>();
 
-    MutationRateLimit(Duration interval) {
+    /** @param burstAdmitted asked for each mutation within the interval: true admits it anyway */
+    MutationRateLimit(Duration interval, BooleanSupplier burstAdmitted) {
         if (interval.isNegative()) throw new IllegalArgumentException("object write interval must not be negative: " + interval);
         this.intervalNanos = interval.toNanos();
+        this.burstAdmitted = burstAdmitted;
     }
 
     Duration interval() {
@@ -42,7 +47,7 @@ final class MutationRateLimit {
         long now = System.nanoTime();
         String object = bucket + "/" + name;
         Long last = lastMutation.get(object);
-        if (last != null && now - last < intervalNanos) {
+        if (last != null && now - last < intervalNanos && !burstAdmitted.getAsBoolean()) {
             // GCS's own wording for this refusal
             throw new GcsError(429, "rateLimitExceeded", "The object " + object + " exceeded the rate limit for object"
                     + " mutation operations (create, update, and delete). Please reduce your request rate. See"
