@@ -27,15 +27,9 @@ final class LeaseLocks<L extends LeaseLock> {
         held(lockKey).renew();
     }
 
-    /** A lease renews by its own TTL only (until lock-api can renew with another): this works when {@code ttl} is that TTL. */
+    /** Renews with {@code ttl}, longer or shorter than the lease's own; later renewals (the heartbeat) use it too. */
     void renew(Object lockKey, Duration ttl) {
-        L lock = held(lockKey);
-        Duration own = lock.held().ttl();
-        if (!own.equals(ttl)) {
-            throw new UnsupportedOperationException("a Latchkey lease renews by the TTL it was acquired with (" + own
-                    + "), not " + ttl + ": lock with lock(ttl) or tryLock(wait, ttl) to choose the TTL");
-        }
-        lock.renew();
+        held(lockKey).held().renew(ttl);
     }
 
     void expireUnusedOlderThan(long age) {

@@ -13,6 +13,7 @@ import dev.latchkey.LockManager;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -228,8 +229,9 @@ class LatchkeyLockRegistryTest {
         Lock lock = registry.obtain("k");
         lock.lock();
         registry.renewLock("k");
-        registry.renewLock("k", Duration.ofSeconds(3));
-        assertThatThrownBy(() -> registry.renewLock("k", Duration.ofSeconds(9))).isInstanceOf(UnsupportedOperationException.class);
+        registry.renewLock("k", Duration.ofSeconds(9)); // another TTL: Lease.renew(Duration)
+        assertThat(locks.inspect("k")).get().extracting(info -> info.expiresAt())
+                .as("the store's expiry, 9 s ahead rather than the lease's first 3 s").matches(at -> at.isAfter(Instant.now().plusSeconds(5)));
         CompletableFuture<Throwable> fromAnotherThread = CompletableFuture.supplyAsync(() -> {
             try {
                 registry.renewLock("k");
