@@ -4,12 +4,18 @@ import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.ServerClock;
 import dev.latchkey.spi.StoredRecord;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.exception.SdkClientException;
@@ -25,14 +31,32 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * {@code <prefix>/<name>.lock}, its version the object's ETag (opaque: not an MD5 on every store).
  *
  * <p><b>Guarantee.</b> Create is {@code PutObject If-None-Match: *}, replace is
- * {@code PutObject If-Match: <etag>}, delete is {@code DeleteObject If-Match: <etag>}; so the
- * store is exactly as atomic as the server's conditional writes, which AWS S3 guarantees (and which
- * the TCK's CAS contract checks on any other server: several emulators fail it). A write answers
- * "not written" (empty) only when nothing of it was applied nor can be later ({@link S3Answers}):
- * its condition failed (412; 404 on {@code If-Match}: gone), or every attempt was refused (409, a
- * conflicting request in flight; 503 {@code SlowDown} or 429, throttling). Any other failure is a
- * {@link LockBackendException} naming the bucket and the endpoint, retriable for 5xx, throttling,
- * timeouts and connection failures; for a write it means the outcome is unknown.
+ * {@code PutObject If-Match: <etag>}; so the store is exactly as atomic as the server's conditional
+ * writes, which AWS S3 guarantees (and which the TCK's CAS contract checks on any other server:
+ * several emulators fail it). A write answers "not written" (empty) only when nothing of it was
+ * applied nor can be later ({@link S3Answers}): its condition failed (412; 404 on {@code If-Match}:
+ * gone), or every attempt was refused (409, a conflicting request in flight; 503 {@code SlowDown}
+ * or 429, throttling). Any other failure — 500 included, which Ceph RGW answers to some racing
+ * {@code If-Match} writes — is a {@link LockBackendException} naming the bucket and the endpoint,
+ * retriable for 5xx, throttling, timeouts and connection failures; for a write it means the outcome
+ * is unknown, and the lease engine reads the record to learn it.
+ *
+ * <p><b>The ETag's form in {@code If-Match}.</b> The ETag is sent as the server gave it, quoted, as
+ * HTTP and AWS S3 have it; Ceph RGW (and reportedly DigitalOcean Spaces) compare it unquoted and
+ * refuse a quoted one with 412 even when it is current. So until a replace has landed, a replace
+ * refused in the quoted form is sent once more unquoted: both are conditional on the same version,
+ * so at most one of them can land, and only on that version. The first form that lands is kept for
+ * this store's life (one manager's), and later replaces use it alone.
+ *
+ * <p><b>Delete</b> never rests on {@code If-Match} on {@code DeleteObject}, which Ceph RGW ignores:
+ * the record is first replaced, conditionally, by a tombstone of random content, whose ETag no other
+ * client knows, and only then deleted. Between the two, no other client can write the object (a
+ * create finds it present; a replace needs the tombstone's ETag), so the delete removes nothing but
+ * the tombstone — never another client's record. A tombstone left by a delete that failed half-way
+ * reads as absent, and a create takes its place by a conditional replace of it (of racing creates,
+ * still exactly one wins). One gap remains where {@code DeleteObject} ignores {@code If-Match}: a
+ * delete whose reply was lost and which the store applies only after another client's create has
+ * replaced the tombstone removes that record. The lease engine never deletes.
  *
  * <p><b>SDK retries</b> ({@link S3Clients}). Reads are retried after any transient failure; a
  * conditional write only after an attempt known not to have been applied. A retry whose first
@@ -51,6 +75,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 public final class S3ConditionalStore implements ConditionalStore {
     /** Ending of every record's object key. */
     private static final String SUFFIX = ".lock";
+    /** How a tombstone's content begins: no lease record does (they begin {@code latchkey-lease}). */
+    private static final byte[] TOMBSTONE = "latchkey-tombstone:".getBytes(StandardCharsets.US_ASCII);
 
     /** How the age of a record, and so its staleness, is judged. */
     public enum Staleness {
@@ -76,14 +102,25 @@ public final class S3ConditionalStore implements ConditionalStore {
     private final String where;       // for messages: bucket and endpoint, never a credential
     private final String description; // the masked URI
     private final Staleness staleness;
+    /** Guards the probe: one at a time, and one that reached a verdict never again. */
+    private final ReentrantLock probeLock = new ReentrantLock();
+    private volatile boolean probePending;
+    /** The probe's verdict that this store ignores a precondition, or null. */
+    private volatile LockBackendException untrusted;
+    /** Requests sent, for the probe's account of its cost. */
+    private final AtomicLong requests = new AtomicLong();
+    /** Whether the store honours If-Match with the ETag quoted; null until a replace has landed. */
+    private final AtomicReference<Boolean> quotedIfMatch = new AtomicReference<>();
 
     /**
      * @param prefix      folder inside the bucket, without leading or trailing slash ("" for the root)
      * @param endpoint    the server, for messages ("AWS S3 in <region>" when it is AWS itself)
      * @param description the lock URI with its secrets masked
+     * @param probe       whether a manager on this store probes it first ({@link S3StoreProbe})
      */
     S3ConditionalStore(S3Clients clients, String bucket, String prefix, String endpoint, String description,
-                       Staleness staleness) {
+                       Staleness staleness, boolean probe) {
+        this.probePending = probe;
         this.clients = Objects.requireNonNull(clients, "clients");
         this.staleness = Objects.requireNonNull(staleness, "staleness");
         this.bucket = Objects.requireNonNull(bucket, "bucket");
@@ -97,15 +134,67 @@ public final class S3ConditionalStore implements ConditionalStore {
         return staleness;
     }
 
+    /**
+     * Runs {@link S3StoreProbe} before this store's first request, if it was opened for a manager
+     * without {@code probe=false}. A failure to reach the store is thrown and the probe tried again
+     * next time; a verdict that the store ignores a precondition is thrown now and on every later call.
+     */
+    private void trusted() {
+        if (probePending) {
+            probeLock.lock();
+            try {
+                if (probePending) {
+                    S3StoreProbe.run(this);
+                    probePending = false;
+                }
+            } catch (S3StoreProbe.Untrusted e) {
+                untrusted = e;
+                probePending = false;
+            } finally {
+                probeLock.unlock();
+            }
+        }
+        LockBackendException verdict = untrusted;
+        if (verdict != null) throw new LockBackendException(verdict.getMessage(), false, verdict);
+    }
+
+    /**
+     * Runs the probe now, when a manager opens, so that its requests never count against a lease's
+     * validity window: a store that ignores a precondition is refused here; one that cannot be
+     * probed yet (unreachable, throttled, a missing bucket) is probed again before the first request.
+     */
+    void probeOnOpen() {
+        try {
+            trusted();
+        } catch (LockBackendException e) {
+            if (untrusted != null) throw e;
+        }
+    }
+
+    /** Object key {@code leaf} in the probe's folder, which {@link #list} never shows. */
+    String probeKey(String leaf) {
+        return base + ".latchkey-probe/" + leaf;
+    }
+
+    /** Bucket and endpoint, for messages. */
+    String where() {
+        return where;
+    }
+
+    /** Requests sent so far (each counted once, whatever the SDK retried). */
+    long requests() {
+        return requests.get();
+    }
+
     /** The object key of record {@code name}. */
     String objectKey(String name) {
         return base + name + SUFFIX;
     }
 
-    @Override
-    public Optional<StoredRecord> read(String name) {
-        String key = objectKey(name);
+    /** Object {@code key} as it is, tombstone or not. */
+    Optional<StoredRecord> readAt(String key) {
         ResponseBytes<GetObjectResponse> got;
+        requests.incrementAndGet();
         try {
             got = clients.reads().getObjectAsBytes(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.readLimits()));
         } catch (S3Exception e) {
@@ -120,14 +209,88 @@ public final class S3ConditionalStore implements ConditionalStore {
     }
 
     @Override
+    public Optional<StoredRecord> read(String name) {
+        trusted();
+        return readAt(objectKey(name)).filter(r -> !isTombstone(r.data()));
+    }
+
+    @Override
     public Optional<String> create(String name, byte[] data) {
-        return put("PutObject If-None-Match", objectKey(name), data, b -> b.ifNoneMatch("*"));
+        trusted();
+        return createAt(objectKey(name), data);
+    }
+
+    Optional<String> createAt(String key, byte[] data) {
+        Optional<String> created = put("PutObject If-None-Match", key, data, b -> b.ifNoneMatch("*"));
+        if (created.isPresent()) return created;
+        // present: a half-done delete's tombstone is taken over by a conditional replace, so that
+        // of racing creates still exactly one wins
+        Optional<StoredRecord> there = readAt(key);
+        return there.isPresent() && isTombstone(there.get().data())
+                ? replaceAt(key, there.get().version(), data) : Optional.empty();
     }
 
     @Override
     public Optional<String> replace(String name, String expectedVersion, byte[] data) {
-        Objects.requireNonNull(expectedVersion, "expectedVersion");
-        return put("PutObject If-Match", objectKey(name), data, b -> b.ifMatch(expectedVersion));
+        trusted();
+        return replaceAt(objectKey(name), Objects.requireNonNull(expectedVersion, "expectedVersion"), data);
+    }
+
+    Optional<String> replaceAt(String key, String expectedVersion, byte[] data) {
+        Boolean quoted = quotedIfMatch.get();
+        if (quoted != null) return replaceIn(quoted, key, expectedVersion, data).etag();
+        Answer quotedAnswer = replaceIn(true, key, expectedVersion, data);
+        if (quotedAnswer.etag().isPresent()) {
+            quotedIfMatch.compareAndSet(null, true);
+            return quotedAnswer.etag();
+        }
+        // only a 412 may be the quoted form's refusal; after a refusal (409, throttling) the store is busy
+        if (!quotedAnswer.conditionFailed()) return Optional.empty();
+        Optional<String> bare = replaceIn(false, key, expectedVersion, data).etag();
+        if (bare.isPresent()) quotedIfMatch.compareAndSet(null, false);
+        return bare;
+    }
+
+    /** What a conditional write did: its new ETag, or none and whether its condition was found false. */
+    private record Answer(Optional<String> etag, boolean conditionFailed) {
+        static final Answer REFUSED = new Answer(Optional.empty(), false);
+    }
+
+    /**
+     * One conditional replace with the ETag in one form. A 5xx answer leaves the outcome unknown, so
+     * the record is read: our bytes there mean it landed; another version there (or none) means it
+     * never can, because a version once replaced never returns; the expected version still there
+     * leaves it unknown, and the 5xx is thrown. (Ceph RGW answers 500 to the losers of racing
+     * replaces, its internal "cancelled": resolved here as the lost races they are.)
+     */
+    private Answer replaceIn(boolean quoted, String key, String expectedVersion, byte[] data) {
+        try {
+            return attempt("PutObject If-Match", key, data, b -> b.ifMatch(inForm(expectedVersion, quoted)));
+        } catch (LockBackendException e) {
+            if (!(e.getCause() instanceof S3Exception s3) || s3.statusCode() < 500 || S3Answers.refused(s3)) throw e;
+            Optional<StoredRecord> now;
+            try {
+                now = readAt(key);
+            } catch (LockBackendException unread) {
+                e.addSuppressed(unread);
+                throw e;
+            }
+            if (now.isPresent() && Arrays.equals(now.get().data(), data)) return new Answer(Optional.of(now.get().version()), false);
+            if (now.isEmpty() || !inForm(now.get().version(), true).equals(inForm(expectedVersion, true))) return Answer.REFUSED;
+            throw e;
+        }
+    }
+
+    /** {@code etag} with its quotes ({@code "…"}, as HTTP has it) or without them. */
+    private static String inForm(String etag, boolean quoted) {
+        String bare = etag.length() >= 2 && etag.startsWith("\"") && etag.endsWith("\"")
+                ? etag.substring(1, etag.length() - 1) : etag;
+        return quoted ? "\"" + bare + "\"" : bare;
+    }
+
+    /** Whether this store has learned that its server wants If-Match quoted (empty: not yet). */
+    Optional<Boolean> ifMatchQuoted() {
+        return Optional.ofNullable(quotedIfMatch.get());
     }
 
     /**
@@ -148,13 +311,18 @@ public final class S3ConditionalStore implements ConditionalStore {
     }
 
     private Optional<String> put(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {
+        return attempt(op, key, data, condition).etag();
+    }
+
+    private Answer attempt(String op, String key, byte[] data, Consumer<PutObjectRequest.Builder> condition) {
         PutObjectRequest.Builder req = PutObjectRequest.builder().bucket(bucket).key(key)
                 .contentType("application/octet-stream").overrideConfiguration(clients.writeLimits());
         condition.accept(req);
+        requests.incrementAndGet();
         try {
-            return Optional.of(requireEtag(clients.writes().putObject(req.build(), RequestBody.fromBytes(data)).eTag(), op, key));
+            return new Answer(Optional.of(requireEtag(clients.writes().putObject(req.build(), RequestBody.fromBytes(data)).eTag(), op, key)), false);
         } catch (S3Exception e) {
-            if (notWritten(e)) return Optional.empty();
+            if (notWritten(e)) return new Answer(Optional.empty(), S3Answers.conditionFailed(e));
             throw failure(op, key, e);
         } catch (SdkException e) {
             throw failure(op, key, e);
@@ -163,27 +331,37 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     @Override
     public boolean delete(String name, String expectedVersion) {
-        Objects.requireNonNull(expectedVersion, "expectedVersion");
-        String key = objectKey(name);
+        trusted();
+        return deleteAt(objectKey(name), Objects.requireNonNull(expectedVersion, "expectedVersion"));
+    }
+
+    boolean deleteAt(String key, String expectedVersion) {
+        byte[] tombstone = (new String(TOMBSTONE, StandardCharsets.US_ASCII) + UUID.randomUUID())
+                .getBytes(StandardCharsets.US_ASCII);
+        Optional<String> buried = replaceAt(key, expectedVersion, tombstone);
+        if (buried.isEmpty()) return false;
+        requests.incrementAndGet();
         try {
-            // Some stores (S3Proxy on Azure) answer a conditional delete of a missing key with 204
-            // where S3 says 404; a look first keeps "false if gone" true there. Safety does not
-            // rest on it: the delete itself stays conditional.
-            String current = clients.reads().headObject(b -> b.bucket(bucket).key(key).overrideConfiguration(clients.readLimits())).eTag();
-            if (!expectedVersion.equals(current)) return false;
-            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).ifMatch(expectedVersion)
+            // If-Match where the store honours it (AWS S3); where it does not (Ceph RGW) only this
+            // client knows the tombstone's ETag, so nothing else can be here to delete
+            clients.writes().deleteObject(b -> b.bucket(bucket).key(key).ifMatch(inForm(buried.get(), quotedIfMatch.get() != Boolean.FALSE))
                     .overrideConfiguration(clients.writeLimits()));
-            return true;
         } catch (S3Exception e) {
-            if (notWritten(e)) return false;
-            throw failure("DeleteObject If-Match", key, e);
+            // the tombstone stays and reads as absent: the record is gone either way
+            if (!notWritten(e)) throw failure("DeleteObject", key, e);
         } catch (SdkException e) {
-            throw failure("DeleteObject If-Match", key, e);
+            throw failure("DeleteObject", key, e);
         }
+        return true;
+    }
+
+    private static boolean isTombstone(byte[] data) {
+        return data.length >= TOMBSTONE.length && Arrays.equals(data, 0, TOMBSTONE.length, TOMBSTONE, 0, TOMBSTONE.length);
     }
 
     @Override
     public List<String> list(String namePrefix) {
+        trusted();
         List<String> names = new ArrayList<>();
         try {
             for (S3Object o : clients.reads().listObjectsV2Paginator(b -> b.bucket(bucket).prefix(base + namePrefix)

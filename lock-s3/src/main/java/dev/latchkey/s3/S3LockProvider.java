@@ -11,7 +11,7 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…&staleness=…}:
+ * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…&staleness=…&probe=…}:
  * locks as objects {@code <prefix>/<encoded key>.lock}, changed only by conditional writes, run by
  * the shared {@link LeaseEngine}. Safe on any store whose {@code If-None-Match: *} and
  * {@code If-Match} writes are atomic (AWS S3 is; check others with {@code latchkey check}). A lock
@@ -34,6 +34,13 @@ import java.util.Set;
  * {@code timeout} each (default 3 s), and ends within {@code maxAttempts × timeout + 1 s}
  * ({@link S3Clients}), so an unreachable store surfaces in seconds, well inside a lease's margin.
  *
+ * <p><b>Probe.</b> When a manager opens, the store is checked once ({@link S3StoreProbe}: seven or
+ * eight requests on one object under {@code <prefix>/.latchkey-probe/}; if the store cannot be reached
+ * then, before the manager's first request): a store that ignores
+ * {@code If-None-Match: *} or a stale {@code If-Match} (s3rver) is refused with a
+ * {@link dev.latchkey.LockBackendException} naming it. {@code probe=false} skips the check, for a
+ * store vetted by {@code latchkey check}.
+ *
  * <p>An application that has configured its own {@code S3Client} opens a manager on it with {@link S3Locks}.
  *
  * <p>This class names no AWS SDK type (the URI is read by {@link S3Stores}): instantiating it, as
@@ -52,17 +59,23 @@ public final class S3LockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return open(openStore(uri), context);
+        return open(S3Stores.storeOn(uri, null, true), context);
     }
 
     /** The one way a manager is made, on a URI's store or on one over the application's client ({@link S3Locks}). */
     static LockManager open(S3ConditionalStore store, LockContext context) {
+        try {
+            store.probeOnOpen();
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
         return new LeaseEngine(store, context, store.staleness() == Staleness.SERVER
                 ? EnumSet.of(Capability.SERVER_SIDE_EXPIRY) : EnumSet.noneOf(Capability.class));
     }
 
-    /** The store alone, for the TCK's CAS contract and {@code latchkey check}. */
+    /** The store alone (not probed: the caller races it), for the TCK's CAS contract and {@code latchkey check}. */
     public S3ConditionalStore openStore(LockUri uri) {
-        return S3Stores.storeOn(uri, null);
+        return S3Stores.storeOn(uri, null, false);
     }
 }

@@ -47,7 +47,7 @@ public final class S3Locks {
 
     /** A manager on {@code client}, locking in {@code bucket} (which must exist), with a context (clock). */
     public static LockManager open(S3Client client, String bucket, Options options, LockContext context) {
-        return S3LockProvider.open(S3Stores.storeOn(options.asUri(bucket), Objects.requireNonNull(client, "client")), context);
+        return S3LockProvider.open(S3Stores.storeOn(options.asUri(bucket), Objects.requireNonNull(client, "client"), true), context);
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */
@@ -72,6 +72,11 @@ public final class S3Locks {
         /** {@code staleness}: server clocks ({@code Date − Last-Modified}) or a record observed unchanged for a TTL. */
         public Options staleness(Staleness staleness) {
             return set("staleness", staleness);
+        }
+
+        /** {@code probe}: check once on open that the store honours its preconditions (default true; {@link S3LockProvider}). */
+        public Options probe(boolean probe) {
+            return set("probe", probe);
         }
 
         LockUri asUri(String bucket) {

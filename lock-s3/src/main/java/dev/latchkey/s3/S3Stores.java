@@ -33,9 +33,9 @@ import software.amazon.awssdk.services.s3.S3Configuration;
  */
 final class S3Stores {
     private static final Set<String> PARAMS = Set.of("region", "endpoint", "pathStyle", "accessKeyId",
-            "secretAccessKey", "sessionToken", "timeout", "maxAttempts", "staleness");
+            "secretAccessKey", "sessionToken", "timeout", "maxAttempts", "staleness", "probe");
     /** What {@link S3Locks} takes: the rest is the application client's. */
-    static final Set<String> APPLICATION_PARAMS = Set.of("timeout", "maxAttempts", "staleness");
+    static final Set<String> APPLICATION_PARAMS = Set.of("timeout", "maxAttempts", "staleness", "probe");
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
 
     private S3Stores() {}
@@ -43,8 +43,10 @@ final class S3Stores {
     /**
      * @param application the application's client (then {@code uri} names bucket, prefix and
      *                    {@link #APPLICATION_PARAMS} only), or null: a client of the URI's settings
+     * @param forManager  whether a manager will run on it: then it probes the store first unless
+     *                    {@code probe=false}; a store raced by the TCK or {@code latchkey check} never does
      */
-    static S3ConditionalStore storeOn(LockUri uri, S3Client application) {
+    static S3ConditionalStore storeOn(LockUri uri, S3Client application, boolean forManager) {
         uri.requireOnly(application == null ? PARAMS : APPLICATION_PARAMS);
         if (uri.user().isPresent()) {
             throw new UnsupportedLockUriException("s3:// takes credentials as accessKeyId=…&secretAccessKey=… parameters, not user info: " + uri);
@@ -63,11 +65,12 @@ final class S3Stores {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new UnsupportedLockUriException("timeout must be positive in " + uri);
         }
+        boolean probe = uri.booleanParam("probe", true) && forManager;
         if (application != null) {
             Optional<URI> override = application.serviceClientConfiguration().endpointOverride();
             return new S3ConditionalStore(S3Clients.onApplicationClient(application, timeout, attempts), bucket, prefix,
                     override.map(URI::toString).orElse("AWS S3 in " + application.serviceClientConfiguration().region()),
-                    "s3 via the application's S3Client " + uri, staleness(uri, override.isPresent()));
+                    "s3 via the application's S3Client " + uri, staleness(uri, override.isPresent()), probe);
         }
         Staleness staleness = staleness(uri, endpoint.isPresent());
         Region region = region(uri, endpoint.isPresent());
@@ -95,7 +98,7 @@ final class S3Stores {
             throw new UnsupportedLockUriException("cannot set up an S3 client for " + uri + ": " + e.getMessage(), e);
         }
         return new S3ConditionalStore(clients, bucket, prefix, endpoint.orElse("AWS S3 in " + region.id()),
-                uri.toString(), staleness);
+                uri.toString(), staleness, probe);
     }
 
     /** {@code staleness=server|observed}; default server for AWS S3 itself, observed for any other endpoint. */

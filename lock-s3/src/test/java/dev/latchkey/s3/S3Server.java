@@ -15,8 +15,8 @@ import software.amazon.awssdk.services.s3.S3Client;
 /**
  * The S3 server the tests share: {@code LATCHKEY_TEST_S3_URI}; else, where a Docker engine answers,
  * MinIO as a container (conditional {@code PutObject} with {@code If-None-Match}/{@code If-Match});
- * else S3Proxy over Azurite from {@code scripts/s3.sh} (our CI). Every route gives a URI of the
- * form the script prints.
+ * else S3Proxy over Azurite from {@code scripts/s3.sh} (our CI). In lock-s3's second test run, Ceph
+ * RGW instead ({@link #uri}). Every route gives a URI of the form the script prints.
  */
 final class S3Server {
     private static final String IMAGE = System.getProperty("latchkey.test.s3.image",
@@ -28,8 +28,18 @@ final class S3Server {
 
     private S3Server() {}
 
+    /**
+     * The server under test: {@code -Dlatchkey.test.s3.server=ceph-rgw} (lock-s3's second test run)
+     * makes it Ceph RGW ({@code LATCHKEY_TEST_RGW_URI}, else {@code scripts/ceph-rgw.sh}).
+     */
     static String uri() {
+        if (onRgw()) return ExternalServer.uri("LATCHKEY_TEST_RGW_URI", "ceph-rgw");
         return ExternalServer.uri("LATCHKEY_TEST_S3_URI", "s3", S3Server::startMinio);
+    }
+
+    /** Whether this run is the one against Ceph RGW. */
+    static boolean onRgw() {
+        return "ceph-rgw".equals(System.getProperty("latchkey.test.s3.server"));
     }
 
     /** A fresh store client (own HTTP client), as a separate process would have. */
