@@ -44,9 +44,9 @@ final class JobSlot {
     }
 
     private static Path directory(Map<String, String> env) throws IOException {
-        Path self = Path.of("/proc/self");
-        if (!Files.isDirectory(self)) return null;
-        int uid = (Integer) Files.getAttribute(self, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        Integer euid = effectiveUid();
+        if (euid == null) return null;
+        int uid = euid;
         String runtime = env.get("XDG_RUNTIME_DIR");
         Path dir = runtime != null && !runtime.isBlank() && Path.of(runtime).isAbsolute()
                 ? Path.of(runtime, "latchkey-jobs") : Path.of("/tmp", "latchkey-jobs-" + uid);
@@ -62,6 +62,19 @@ final class JobSlot {
                 && Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)
                 && mode.stream().noneMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"));
         return ours ? dir : null;
+    }
+
+    /**
+     * This process's effective uid, from {@code /proc/self/status}; null without {@code /proc}. Not the
+     * owner of {@code /proc/self}: that is a symbolic link, owned by root whoever reads it.
+     */
+    private static Integer effectiveUid() throws IOException {
+        Path status = Path.of("/proc/self/status");
+        if (!Files.isReadable(status)) return null;
+        for (String line : Files.readAllLines(status, StandardCharsets.US_ASCII)) {
+            if (line.startsWith("Uid:")) return Integer.valueOf(line.substring(4).trim().split("\\s+")[1]);
+        }
+        return null;
     }
 
     /**

@@ -114,6 +114,8 @@ while :; do
           echo "latchkey: waiting for the processes of the previous job of this lock on this host to end" >&2
           flock -x "$slotfd" || echo "latchkey: WARNING: could not lock $arg: the previous job may still run" >&2
         fi
+      else
+        echo "latchkey: WARNING: could not open the job slot $arg: a run of this lock on this host may start before the previous job has ended" >&2
       fi
       echo ready ;;
     job) job=$arg ;;
