@@ -13,7 +13,7 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The GCS the tests use: {@code $LATCHKEY_TEST_GCS_URI} if set (a real bucket, or an emulator);
- * else, where a Docker engine answers, {@code fsouza/fake-gcs-server} as a container; else one
+ * else, on the {@code containers} route, {@code fsouza/fake-gcs-server} as a container; else one
  * {@link GcsTestServer} started in this JVM on a free port, with GCS's one write per second to an
  * object (our CI). Bucket {@code latchkey}, prefix {@code locks}, for the whole run; tests keep apart
  * by key (the TCK tags every key).
@@ -34,7 +34,7 @@ final class GcsFixture {
     static synchronized String uri() {
         if (uri == null) {
             String fromEnv = System.getenv(ENV);
-            boolean external = (fromEnv != null && !fromEnv.isBlank()) || ExternalServer.dockerAvailable();
+            boolean external = (fromEnv != null && !fromEnv.isBlank()) || ExternalServer.containers();
             uri = external ? ExternalServer.uri(ENV, "gcs", GcsFixture::startFakeGcsServer)
                     : GcsTestServer.start().uri(BUCKET, "locks");
         }
@@ -59,6 +59,7 @@ final class GcsFixture {
     /** fake-gcs-server in a container (stopped by Testcontainers at JVM exit), with the bucket created. */
     private static String startFakeGcsServer() {
         GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withExposedPorts(4443)
                 .withCommand("-scheme", "http", "-port", "4443", "-backend", "memory")
                 .waitingFor(Wait.forHttp("/storage/v1/b").forPort(4443).forStatusCode(200));
