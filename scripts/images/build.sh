@@ -21,7 +21,7 @@ if [ -z "${DOCKER_HOST:-}" ] && [ ! -S /var/run/docker.sock ] && [ -S /run/latch
 fi
 command -v docker >/dev/null && docker version >/dev/null 2>&1 \
   || { echo "no Docker engine answers: run scripts/install-docker.sh --force (as root)" >&2; exit 1; }
-recipe() { cat "$here/build.sh"; find "$here/$name" -type f | sort | xargs cat; }
+recipe() { cat "$here/build.sh"; [ ! -d "$here/$name" ] || find "$here/$name" -type f | sort | xargs -r cat; }
 if [ "$name" = azurite ]; then
   azurite="$root/.tools/azurite"
   [ -f "$azurite/node_modules/azurite/package.json" ] || bash "$root/scripts/install-azurite.sh"
