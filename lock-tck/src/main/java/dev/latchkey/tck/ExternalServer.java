@@ -68,12 +68,7 @@ public final class ExternalServer {
      * @throws IllegalStateException for a value other than the two routes, or no Docker engine
      */
     public static boolean containers() {
-        String route = System.getProperty("latchkey.test.servers");
-        if (route == null || route.isBlank()) route = System.getenv("LATCHKEY_TEST_SERVERS");
-        if (route == null || route.isBlank() || route.trim().equals("scripts")) return false;
-        if (!route.trim().equals("containers")) {
-            throw new IllegalStateException("latchkey.test.servers=" + route + ": the routes are scripts and containers");
-        }
+        if (!containersRoute(System.getProperty("latchkey.test.servers"), System.getenv("LATCHKEY_TEST_SERVERS"))) return false;
         DOCKER_PROBE.lock();
         try {
             if (!dockerAnswered) {
@@ -92,6 +87,19 @@ public final class ExternalServer {
         } finally {
             DOCKER_PROBE.unlock();
         }
+    }
+
+    /**
+     * Whether the route is {@code containers}: the property's value if set, else the environment's,
+     * else {@code scripts}.
+     *
+     * @throws IllegalStateException for a value other than {@code scripts} or {@code containers}
+     */
+    static boolean containersRoute(String property, String environment) {
+        String route = property != null && !property.isBlank() ? property : environment;
+        if (route == null || route.isBlank() || route.trim().equals("scripts")) return false;
+        if (route.trim().equals("containers")) return true;
+        throw new IllegalStateException("latchkey.test.servers=" + route + ": the routes are scripts and containers");
     }
 
     /**
