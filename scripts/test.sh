@@ -18,8 +18,9 @@ bash scripts/check-artifacts.sh .run/deploy
 # the deploy); the images are built on the first run only (about 3 min each), then found by their hash
 (
   DOCKER_HOST="$(bash scripts/install-docker.sh --force | tail -n 1)"; export DOCKER_HOST
-  # what a killed test JVM left (a JVM that ends stops its containers in a shutdown hook)
-  trap 'docker ps -aq --filter label=dev.latchkey.test | xargs -r docker rm -f >/dev/null' EXIT
+  # what a killed test JVM left: containers, fault tests' networks (a JVM that ends stops its own)
+  trap 'docker ps -aq --filter label=dev.latchkey.test | xargs -r docker rm -f >/dev/null
+        docker network prune -f --filter label=dev.latchkey.test >/dev/null' EXIT
   bash scripts/images/build.sh postgres >/dev/null
   bash scripts/images/build.sh azurite >/dev/null
   mvn -B -ntp -o verify -pl lock-postgres,lock-azure -Dlatchkey.test.servers=containers "$@"
