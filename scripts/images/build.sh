@@ -33,7 +33,7 @@ fi
 image="latchkey-test/$name:$hash"
 if docker image inspect "$image" >/dev/null 2>&1; then echo "$image"; exit 0; fi
 
-# ldconfig and the package caches go: smaller image, nothing a test needs
+# the package caches go: a smaller image, and nothing a test needs
 common=(--variant=minbase --aptopt='Acquire::Retries "3"' --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*')
 changes=(--change 'LABEL dev.latchkey.test=true')
 case "$name" in
