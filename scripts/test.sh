@@ -15,7 +15,7 @@ bash scripts/model-check.sh
 mvn -B -ntp deploy -DaltDeploymentRepository=local::file:"$PWD/.run/deploy" "$@"
 bash scripts/check-artifacts.sh .run/deploy
 # the container route: the same two suites, their servers in containers (the modules just installed by
-# the deploy); the images are built on the first run only (about 3 min each), then found by their hash
+# the deploy); the images are built on the first run only (1.5 to 4 min each), then found by their hash
 (
   DOCKER_HOST="$(bash scripts/install-docker.sh --force | tail -n 1)"; export DOCKER_HOST
   # what a killed test JVM left: containers, fault tests' networks (a JVM that ends stops its own)
