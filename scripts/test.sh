@@ -3,7 +3,8 @@
 # protocols (scripts/model-check.sh), then mvn deploy to a file repository and the artifacts' check,
 # the pipeline recipes, the docs' check and the out-of-tree Redis example as a plugin.
 # Each backend's tests start (and stop) their own server through scripts/<name>.sh, or use the
-# server named by LATCHKEY_TEST_<NAME>_URI when set.
+# server named by LATCHKEY_TEST_<NAME>_URI when set. Then the PostgreSQL and Azure suites run again on
+# the container route, against images built here from Debian's and npm's packages (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -13,6 +14,17 @@ bash scripts/model-check.sh
 # which scripts/check-artifacts.sh then checks as Maven Central and a user would see them
 mvn -B -ntp deploy -DaltDeploymentRepository=local::file:"$PWD/.run/deploy" "$@"
 bash scripts/check-artifacts.sh .run/deploy
+# the container route: the same two suites, their servers in containers (the modules just installed by
+# the deploy); the images are built on the first run only (1.5 to 4 min each), then found by their hash
+(
+  DOCKER_HOST="$(bash scripts/install-docker.sh --force | tail -n 1)"; export DOCKER_HOST
+  # what a killed test JVM left: containers, fault tests' networks (a JVM that ends stops its own)
+  trap 'docker ps -aq --filter label=dev.latchkey.test | xargs -r docker rm -f >/dev/null
+        docker network prune -f --filter label=dev.latchkey.test >/dev/null' EXIT
+  bash scripts/images/build.sh postgres >/dev/null
+  bash scripts/images/build.sh azurite >/dev/null
+  mvn -B -ntp -o verify -pl lock-postgres,lock-azure -Dlatchkey.test.servers=containers "$@"
+)
 bash scripts/recipes.sh  # the recipes of docs/pipeline-runners.md, each tested against the real servers
 bash scripts/check-docs.sh  # links, anchors and the sh blocks of README.md and docs/ (about half a minute)
 # the out-of-tree backend example, on its own POM against the installed kit, then as a plugin of the command (~4 min)

@@ -15,13 +15,11 @@ import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * The Azure server the tests share: {@code LATCHKEY_TEST_AZURE_URI}; else, where a Docker engine
- * answers, Azurite's image as a container; else Azurite from {@code scripts/azurite.sh} (our CI).
- * Every route gives a URI of the form the script prints.
+ * The Azure server the tests share: {@code LATCHKEY_TEST_AZURE_URI}; else, on the {@code containers}
+ * route ({@link ExternalServer#containers()}), Azurite in a container of the locally built image;
+ * else Azurite from {@code scripts/azurite.sh}. Every route gives a URI of the form the script prints.
  */
 final class Azurite {
-    private static final String IMAGE = System.getProperty("latchkey.test.azure.image",
-            "mcr.microsoft.com/azure-storage/azurite:3.35.0");
     private static final String ACCOUNT = "devstoreaccount1";
     // Azurite's well-known development key (public, documented by Microsoft; not a secret)
     private static final String KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -54,10 +52,17 @@ final class Azurite {
     /**
      * Azurite's blob service in a container (stopped by Testcontainers at JVM exit) with the flags
      * of {@code scripts/azurite.sh} that matter: on-disk storage, {@code --skipApiVersionCheck} (the
-     * SDK asks for a newer service version) and {@code --disableTelemetry}; container created.
+     * SDK asks for a newer service version) and {@code --disableTelemetry}; container created. The
+     * image is {@code -Dlatchkey.test.azure.image} (Microsoft's
+     * {@code mcr.microsoft.com/azure-storage/azurite:3.35.0} serves too), else the one
+     * {@code scripts/images/build.sh azurite} builds: Debian's {@code nodejs} and the npm package of
+     * {@code scripts/install-azurite.sh}.
      */
+    @SuppressWarnings("resource") // stopped at JVM exit
     private static String startContainer() {
-        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+        String image = ExternalServer.image("latchkey.test.azure.image", "azurite");
+        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(image))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withExposedPorts(10000)
                 .withCommand("azurite-blob", "--blobHost", "0.0.0.0", "--blobPort", "10000", "--location", "/data",
                         "--skipApiVersionCheck", "--disableTelemetry")

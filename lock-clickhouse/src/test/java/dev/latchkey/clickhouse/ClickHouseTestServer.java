@@ -21,7 +21,7 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The real ClickHouse server of the tests: {@code LATCHKEY_TEST_CLICKHOUSE_URI} if set; else, where
- * a Docker engine runs, the official image through Testcontainers; else the local chDB server of
+ * the {@code containers} route, the official image through Testcontainers; else the local chDB server of
  * {@code scripts/clickhouse.sh} (our CI). Plus a plain-HTTP SQL channel that bypasses the backend,
  * so tests can plant and inspect rows independently of the code under test.
  */
@@ -68,7 +68,7 @@ final class ClickHouseTestServer {
 
     /** A server of its own, for a test that stops it. */
     static Private startPrivate() throws IOException {
-        if (ExternalServer.dockerAvailable()) return startContainer();
+        if (ExternalServer.containers()) return startContainer();
         Path dir = Files.createTempDirectory("latchkey-clickhouse-private-");
         String uri = ExternalServer.script("clickhouse", "start", dir.toString());
         return new Private() {
@@ -79,6 +79,7 @@ final class ClickHouseTestServer {
 
     private static Private startContainer() {
         GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withExposedPorts(8123)
                 .withEnv("CLICKHOUSE_DB", "latchkey")
                 .withEnv("CLICKHOUSE_USER", "latchkey")

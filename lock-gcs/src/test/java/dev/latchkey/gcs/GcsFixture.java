@@ -14,7 +14,7 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The GCS the tests use: {@code $LATCHKEY_TEST_GCS_URI} if set (a real bucket, or an emulator);
- * else, where a Docker engine answers, {@code fsouza/fake-gcs-server} as a container; else one
+ * else, on the {@code containers} route, {@code fsouza/fake-gcs-server} as a container; else one
  * {@link GcsTestServer} started in this JVM on a free port, with GCS's one write per second to an
  * object and {@linkplain Adversity#seeded seeded adversity} (our CI): random generations, a
  * {@code Date} and an {@code updated} from two drifting clocks, bursts sometimes admitted; the seed
@@ -37,7 +37,7 @@ final class GcsFixture {
     static synchronized String uri() {
         if (uri == null) {
             String fromEnv = System.getenv(ENV);
-            boolean external = (fromEnv != null && !fromEnv.isBlank()) || ExternalServer.dockerAvailable();
+            boolean external = (fromEnv != null && !fromEnv.isBlank()) || ExternalServer.containers();
             uri = external ? ExternalServer.uri(ENV, "gcs", GcsFixture::startFakeGcsServer)
                     : GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL,
                             Adversity.seededFrom("latchkey.test.gcs.seed")).uri(BUCKET, "locks");
@@ -63,6 +63,7 @@ final class GcsFixture {
     /** fake-gcs-server in a container (stopped by Testcontainers at JVM exit), with the bucket created. */
     private static String startFakeGcsServer() {
         GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withExposedPorts(4443)
                 .withCommand("-scheme", "http", "-port", "4443", "-backend", "memory")
                 .waitingFor(Wait.forHttp("/storage/v1/b").forPort(4443).forStatusCode(200));

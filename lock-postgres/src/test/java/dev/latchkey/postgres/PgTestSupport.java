@@ -17,9 +17,10 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * The test server and helpers. The server is, in this order: {@code LATCHKEY_TEST_POSTGRES_URI}
- * (any existing server); where a Docker engine answers, a PostgreSQL 15 container (Testcontainers,
- * stopped at JVM exit); else a local server started by {@code scripts/postgres.sh} (our CI).
+ * The test server and helpers. The server is {@code LATCHKEY_TEST_POSTGRES_URI} (any existing
+ * server) if set; else, on the {@code containers} route ({@link ExternalServer#containers()}), a
+ * PostgreSQL 15 container of the locally built image (Testcontainers, stopped at JVM exit); else a
+ * local server started by {@code scripts/postgres.sh}.
  */
 final class PgTestSupport {
     static final String ENV = "LATCHKEY_TEST_POSTGRES_URI";
@@ -30,7 +31,6 @@ final class PgTestSupport {
     static final String LEASE = "mode=lease&schema=latchkey_lease";
     /** The lease table of {@link #LEASE}, for SQL. */
     static final String LEASE_TABLE = "latchkey_lease.latchkey_leases";
-    private static final String IMAGE = System.getProperty("latchkey.test.postgres.image", "postgres:15");
 
     private PgTestSupport() {}
 
@@ -38,21 +38,31 @@ final class PgTestSupport {
         return ExternalServer.uri(ENV, "postgres", PgTestSupport::startContainer);
     }
 
-    /**
-     * PostgreSQL 15 in a container, set up like the script's server: role {@code latchkey} (not a
-     * superuser, so permission tests mean something) owning database {@code latchkey}, an
-     * unprivileged {@code latchkey_peer} with the same random password, 200 connections (advisory
-     * mode pins one per held lease), default durability.
-     */
     @SuppressWarnings("resource") // Testcontainers' reaper stops it when the JVM exits
     private static String startContainer() {
+        PostgreSQLContainer c = newContainer();
+        c.start();
+        return uri(c);
+    }
+
+    /**
+     * PostgreSQL 15 in a container (not started), set up like the script's server: role
+     * {@code latchkey} (not a superuser, so permission tests mean something) owning database
+     * {@code latchkey}, an unprivileged {@code latchkey_peer} with the same random password, 200
+     * connections (advisory mode pins one per held lease), default durability. The image is
+     * {@code -Dlatchkey.test.postgres.image}, else the one {@code scripts/images/build.sh postgres}
+     * builds from Debian's {@code postgresql-15}.
+     */
+    static PostgreSQLContainer newContainer() {
         byte[] secret = new byte[16];
         new SecureRandom().nextBytes(secret);
         String password = HexFormat.of().formatHex(secret);
         String roles = "CREATE ROLE latchkey LOGIN PASSWORD '" + password + "';\n"
                 + "CREATE ROLE latchkey_peer LOGIN PASSWORD '" + password + "';\n"
                 + "ALTER DATABASE latchkey OWNER TO latchkey;\n";
-        PostgreSQLContainer c = new PostgreSQLContainer(DockerImageName.parse(IMAGE).asCompatibleSubstituteFor("postgres"))
+        String image = ExternalServer.image("latchkey.test.postgres.image", "postgres");
+        return new PostgreSQLContainer(DockerImageName.parse(image).asCompatibleSubstituteFor("postgres"))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withDatabaseName("latchkey")
                 .withUsername("postgres")
                 .withPassword(password)
@@ -60,8 +70,11 @@ final class PgTestSupport {
                 // replaces the module's default command (which turns fsync off): fencing tokens and
                 // benchmarks should cost what they cost on a real server
                 .withCommand("postgres", "-c", "max_connections=200");
-        c.start();
-        return "postgres://latchkey:" + password + "@" + c.getHost() + ":" + c.getMappedPort(PostgreSQLContainer.POSTGRESQL_PORT)
+    }
+
+    /** The URI of a started {@link #newContainer()}, as role {@code latchkey}. */
+    static String uri(PostgreSQLContainer c) {
+        return "postgres://latchkey:" + c.getPassword() + "@" + c.getHost() + ":" + c.getMappedPort(PostgreSQLContainer.POSTGRESQL_PORT)
                 + "/latchkey";
     }
 

@@ -61,6 +61,7 @@ final class S3Server {
     /** MinIO in a container (stopped by Testcontainers at JVM exit), with the bucket created. */
     private static String startMinio() {
         GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withLabel(ExternalServer.CONTAINER_LABEL, "true")
                 .withExposedPorts(9000)
                 .withEnv("MINIO_ROOT_USER", ACCESS)
                 .withEnv("MINIO_ROOT_PASSWORD", SECRET)

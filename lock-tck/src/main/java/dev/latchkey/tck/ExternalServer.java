@@ -14,20 +14,27 @@ import java.util.function.Supplier;
 
 /**
  * A real backend server for tests: the URI in an environment variable if one is set (point tests at
- * any existing server), else a local server started once per JVM by the project's script
- * {@code scripts/<name>.sh start <stateDir>} — which prints the server's URI as its last line — and
- * stopped by {@code scripts/<name>.sh stop <stateDir>} when the JVM exits.
+ * any existing server), else a server started once per JVM on one of two routes, chosen by
+ * {@code -Dlatchkey.test.servers=scripts|containers} (else the environment variable
+ * {@code LATCHKEY_TEST_SERVERS}; {@code scripts} by default, whatever the machine offers):
+ * <ul>
+ *   <li>{@code scripts}: the project's script {@code scripts/<name>.sh start <stateDir>} — which prints
+ *       the server's URI as its last line — stopped by {@code scripts/<name>.sh stop <stateDir>} when
+ *       the JVM exits;
+ *   <li>{@code containers}: the container that the caller of {@link #uri(String, String, Supplier)}
+ *       starts through Testcontainers (which must then be on the test classpath), from an image built
+ *       locally by {@code scripts/images/build.sh} ({@link #image}), stopped at JVM exit.
+ * </ul>
  *
- * <p>Where a Docker engine answers, {@link #uri(String, String, Supplier)} starts the server as a
- * container instead (Testcontainers, which must then be on the test classpath; it stops the
- * container at JVM exit).
- *
- * <p>Never skips: when neither works, {@link #uri} throws, so a missing server fails the build.
+ * <p>Never skips, never falls back: when the chosen route cannot give a server (no script's server,
+ * no Docker engine), {@link #uri} throws, so a missing server fails the build.
  */
 public final class ExternalServer {
+    /** The label of every container the tests start: {@code scripts/test.sh} removes what a killed JVM left. */
+    public static final String CONTAINER_LABEL = "dev.latchkey.test";
     private static final Map<String, String> STARTED = new ConcurrentHashMap<>();
     private static final ReentrantLock DOCKER_PROBE = new ReentrantLock();
-    private static Boolean docker; // guarded by DOCKER_PROBE
+    private static boolean dockerAnswered; // guarded by DOCKER_PROBE
 
     private ExternalServer() {}
 
@@ -42,37 +49,68 @@ public final class ExternalServer {
     }
 
     /**
-     * As {@link #uri(String, String)}, but where a Docker engine answers and {@code envVar} is unset,
+     * As {@link #uri(String, String)}, but on the {@code containers} route (and {@code envVar} unset)
      * the server is the one {@code container} starts (once per JVM) and whose URI it returns.
      */
     public static String uri(String envVar, String name, Supplier<String> container) {
         String fromEnv = System.getenv(envVar);
         if (fromEnv != null && !fromEnv.isBlank()) return fromEnv.trim();
-        if (!dockerAvailable()) return uri(envVar, name);
+        if (!containers()) return uri(envVar, name);
         return STARTED.computeIfAbsent(name + "@docker", n -> container.get());
     }
 
     /**
-     * Whether Testcontainers is on the classpath and a Docker engine answers it. Asked only where an
-     * engine is plausible ({@code DOCKER_HOST} set or {@code /var/run/docker.sock} present): a failed
-     * probe logs alarming errors. Probed once per JVM: a concurrent caller waits for the first probe's
-     * answer rather than probing the engine again.
+     * Whether this run's route is {@code containers}: {@code -Dlatchkey.test.servers}, else
+     * {@code LATCHKEY_TEST_SERVERS}, else {@code scripts}. On that route a Docker engine must answer
+     * Testcontainers: if none does, this throws rather than let the run take the other route (probed
+     * once per JVM; a concurrent caller waits for the first probe's answer).
+     *
+     * @throws IllegalStateException for a value other than the two routes, or no Docker engine
      */
-    public static boolean dockerAvailable() {
+    public static boolean containers() {
+        if (!containersRoute(System.getProperty("latchkey.test.servers"), System.getenv("LATCHKEY_TEST_SERVERS"))) return false;
         DOCKER_PROBE.lock();
         try {
-            if (docker == null) {
-                boolean plausible = System.getenv("DOCKER_HOST") != null || Files.exists(Path.of("/var/run/docker.sock"));
+            if (!dockerAnswered) {
                 try {
-                    docker = plausible && org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
-                } catch (RuntimeException | LinkageError e) {
-                    docker = false; // LinkageError: Testcontainers is not on the classpath
+                    dockerAnswered = org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+                } catch (LinkageError e) {
+                    throw new IllegalStateException("the containers route needs Testcontainers on this module's test classpath", e);
+                }
+                if (!dockerAnswered) {
+                    throw new IllegalStateException("the containers route: no Docker engine answers (DOCKER_HOST="
+                            + System.getenv("DOCKER_HOST") + "). Start one with scripts/install-docker.sh --force and"
+                            + " export the DOCKER_HOST it prints, or run with -Dlatchkey.test.servers=scripts");
                 }
             }
-            return docker;
+            return true;
         } finally {
             DOCKER_PROBE.unlock();
         }
+    }
+
+    /**
+     * Whether the route is {@code containers}: the property's value if set, else the environment's,
+     * else {@code scripts}.
+     *
+     * @throws IllegalStateException for a value other than {@code scripts} or {@code containers}
+     */
+    static boolean containersRoute(String property, String environment) {
+        String route = property != null && !property.isBlank() ? property : environment;
+        if (route == null || route.isBlank() || route.trim().equals("scripts")) return false;
+        if (route.trim().equals("containers")) return true;
+        throw new IllegalStateException("latchkey.test.servers=" + route + ": the routes are scripts and containers");
+    }
+
+    /**
+     * The image of a test server for the {@code containers} route: {@code -D<property>} if set, else
+     * the one {@code scripts/images/build.sh <recipe>} builds from Debian's packages (or finds already
+     * built: its tag is a hash of the recipe) and names. Never pulled: no registry is needed.
+     */
+    public static String image(String property, String recipe) {
+        String fromProperty = System.getProperty(property);
+        if (fromProperty != null && !fromProperty.isBlank()) return fromProperty.trim();
+        return STARTED.computeIfAbsent("image:" + recipe, r -> script("images/build", recipe));
     }
 
     /** {@code uri} with query parameter {@code name} set to {@code value} (replacing any earlier value). */
@@ -105,8 +143,9 @@ public final class ExternalServer {
         Path script = repoRoot().resolve("scripts").resolve(name + ".sh");
         if (!Files.isRegularFile(script)) throw new IllegalStateException("missing " + script);
         try {
-            Path log = Files.createTempFile("latchkey-" + name, ".log");
-            Path stdout = Files.createTempFile("latchkey-" + name, ".out");
+            String prefix = "latchkey-" + name.replace('/', '-');
+            Path log = Files.createTempFile(prefix, ".log");
+            Path stdout = Files.createTempFile(prefix, ".out");
             List<String> cmd = new java.util.ArrayList<>(List.of("bash", script.toString()));
             cmd.addAll(List.of(args));
             // stdout goes to a file, not a pipe: a server the script leaves running with the pipe
