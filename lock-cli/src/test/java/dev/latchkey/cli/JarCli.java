@@ -122,7 +122,7 @@ final class JarCli {
         return start(dir, args).await();
     }
 
-    private static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
 
     /**
      * A class-data-sharing archive for the lock commands, so that the counter race's 1,600 JVMs start
