@@ -31,7 +31,8 @@ import org.xml.sax.SAXException;
  *
  * <p>The modules are those the root {@code pom.xml} lists in {@code <modules>} (and, for an
  * aggregator among them, its own), read by the test itself: a new module is covered without
- * editing it. Every module that builds a jar must have main sources to scan, so a wrong root or a
+ * editing it, and with it its bench code (src/bench/java). Every module that builds a jar must have
+ * main sources to scan (or, test-only, tests), so a wrong root or a
  * moved source folder fails instead of passing on nothing.
  */
 class NoMonitorsTest {
@@ -50,16 +51,24 @@ class NoMonitorsTest {
         int files = 0;
         for (Path module : modules) {
             if (packaging(module).equals("pom")) continue; // a BOM or an aggregator: no sources of its own
-            Path sources = module.resolve("src/main/java");
-            assertThat(sources).as("main sources of " + root.relativize(module) + ", a jar module").isDirectory();
+            // main sources, and the bench code (src/bench/java) that runs beside them in the benchmarks
+            List<Path> sources = Stream.of("src/main/java", "src/bench/java").map(module::resolve)
+                    .filter(Files::isDirectory).toList();
+            if (sources.isEmpty()) {
+                assertThat(module.resolve("src/test/java")).as("main or test sources of " + root.relativize(module)
+                        + ", a jar module (a test-only module has tests)").isDirectory();
+                continue;
+            }
             int before = files;
-            try (Stream<Path> walk = Files.walk(sources)) {
-                for (Path file : walk.filter(p -> p.toString().endsWith(".java")).toList()) {
-                    files++;
-                    found.addAll(monitors(root.relativize(file), Files.readString(file)));
+            for (Path dir : sources) {
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    for (Path file : walk.filter(p -> p.toString().endsWith(".java")).toList()) {
+                        files++;
+                        found.addAll(monitors(root.relativize(file), Files.readString(file)));
+                    }
                 }
             }
-            assertThat(files - before).as("Java files under " + root.relativize(sources)).isPositive();
+            assertThat(files - before).as("Java files under " + sources).isPositive();
         }
         assertThat(files).as("source files scanned in " + modules.size() + " modules").isGreaterThan(150);
         assertThat(found)

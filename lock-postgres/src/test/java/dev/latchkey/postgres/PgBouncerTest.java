@@ -9,8 +9,11 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
+import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.CriticalSectionChecker;
 import dev.latchkey.tck.ExternalServer;
+import dev.latchkey.tck.FaultProxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -85,6 +88,36 @@ class PgBouncerTest {
                 rs.next();
                 assertThat(rs.getInt(1)).as("advisory locks on '%s' left on the server", key).isZero();
             }
+        }
+    }
+
+    /**
+     * A renewal whose reply comes three timeouts late through session pooling (replies held between
+     * PgBouncer and the holder): PgBouncer keeps the server session, so the key stays the holder's,
+     * as it does on a direct connection ({@link AdvisorySlowReplyTest}).
+     */
+    @Test
+    void aReplyLaterThanTheTimeoutThroughSessionPoolingKeepsTheLock() throws Exception {
+        LockUri bouncer = LockUri.parse(sessionPooled);
+        try (FaultProxy proxy = FaultProxy.start(bouncer.host(), bouncer.port().orElse(6432))) {
+            Duration timeout = Duration.ofSeconds(1);
+            LockManager holder = open(PgTestSupport.with(proxy.rewrite(sessionPooled), "timeout=" + timeout.toMillis() + "ms"));
+            LockManager contender = open(PgTestSupport.uri());
+            String key = tag + "/late-reply";
+            LeaseOptions options = LeaseOptions.ttl(Duration.ofSeconds(10)).withoutHeartbeat();
+            Lease lease = holder.tryAcquire(key, options).orElseThrow();
+
+            proxy.stall(FaultProxy.Direction.SERVER_TO_CLIENT);
+            CompletableFuture<Void> renewal = CompletableFuture.runAsync(lease::renew);
+            assertThatThrownBy(() -> contender.acquire(key, timeout.multipliedBy(3), options))
+                    .as("the contender, while the holder's renewal waits for its reply")
+                    .isExactlyInstanceOf(LockTimeoutException.class);
+            proxy.heal();
+            renewal.get(30, TimeUnit.SECONDS);
+            assertThat(lease.isValid()).isTrue();
+            assertThat(contender.tryAcquire(key, options)).as("the key, after the late renewal landed").isEmpty();
+            lease.release();
+            contender.tryAcquire(key, options).orElseThrow().release();
         }
     }
 
