@@ -52,9 +52,13 @@ public final class LatchkeyLockRegistry
     }
 
     /**
-     * A lease renews by its own TTL only: this works when {@code ttl} is that TTL.
+     * Extends the current thread's lease on {@code lockKey} by {@code ttl} (longer or shorter than its
+     * own); its heartbeat renews by {@code ttl} from then on.
      *
-     * @throws UnsupportedOperationException {@code ttl} is another TTL
+     * @throws IllegalMonitorStateException the current thread does not hold that lock
+     * @throws IllegalArgumentException     the backend does not take {@code ttl} (its bounds, e.g. Azure
+     *                                      blob leases' 15–60 s)
+     * @throws dev.latchkey.LeaseLostException the lease was lost
      */
     @Override
     public void renewLock(Object lockKey, Duration ttl) {
