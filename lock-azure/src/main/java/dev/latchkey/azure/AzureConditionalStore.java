@@ -48,14 +48,14 @@ final class AzureConditionalStore implements ConditionalStore {
 
     private final BlobContainerClient container;
     private final String base;
-    private final CallTimeout calls;
+    private final Duration timeout;
     private final String where;
     private final String description;
 
-    AzureConditionalStore(BlobContainerClient container, String prefix, CallTimeout calls, String description) {
+    AzureConditionalStore(BlobContainerClient container, String prefix, Duration timeout, String description) {
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
-        this.calls = calls;
+        this.timeout = timeout;
         this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
         this.description = description;
     }
@@ -69,7 +69,7 @@ final class AzureConditionalStore implements ConditionalStore {
         String blob = blobName(name);
         try {
             BlobDownloadContentResponse r = container.getBlobClient(blob)
-                    .downloadContentWithResponse(null, null, calls.next(), Context.NONE);
+                    .downloadContentWithResponse(null, null, timeout, Context.NONE);
             BlobDownloadHeaders h = r.getDeserializedHeaders();
             byte[] data = r.getValue().toBytes();
             if (LockBlobMode.isLeaseBlob(h.getMetadata(), h.getLeaseState(), data.length)) {
@@ -112,7 +112,7 @@ final class AzureConditionalStore implements ConditionalStore {
         return container.getBlobClient(blob).getBlockBlobClient().uploadWithResponse(
                 new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(data)).setRequestConditions(conditions)
                         .setMetadata(ETAG_MARKER),
-                calls.next(), Context.NONE).getValue().getETag();
+                timeout, Context.NONE).getValue().getETag();
     }
 
     /**
@@ -129,7 +129,7 @@ final class AzureConditionalStore implements ConditionalStore {
     }
 
     Duration timeout() {
-        return calls.timeout();
+        return timeout;
     }
 
     @Override
@@ -138,7 +138,7 @@ final class AzureConditionalStore implements ConditionalStore {
         String blob = blobName(name);
         try {
             container.getBlobClient(blob).deleteWithResponse(null, new BlobRequestConditions().setIfMatch(expectedVersion),
-                    calls.next(), Context.NONE);
+                    timeout, Context.NONE);
             return true;
         } catch (BlobStorageException e) {
             if (lostRace(e)) return false;
@@ -152,7 +152,7 @@ final class AzureConditionalStore implements ConditionalStore {
     public List<String> list(String namePrefix) {
         List<String> names = new ArrayList<>();
         try {
-            for (BlobItem item : container.listBlobs(new ListBlobsOptions().setPrefix(base + namePrefix), calls.next())) {
+            for (BlobItem item : container.listBlobs(new ListBlobsOptions().setPrefix(base + namePrefix), timeout)) {
                 String b = item.getName();
                 if (b.endsWith(SUFFIX) && b.indexOf('/', base.length()) < 0) {
                     names.add(b.substring(base.length(), b.length() - SUFFIX.length()));

@@ -100,7 +100,7 @@ final class AzureLeaseManager implements LockManager {
 
     private final BlobContainerClient container;
     private final String base;
-    private final CallTimeout calls;
+    private final Duration timeout;
     private final String description;
     private final String where;
     private final TimeSource time;
@@ -112,11 +112,11 @@ final class AzureLeaseManager implements LockManager {
     /** A holder record of ours as it landed: its ETag and fencing token. */
     private record Record(String etag, long token) {}
 
-    /** @param calls what one call may take, all its tries included */
-    AzureLeaseManager(BlobContainerClient container, String prefix, CallTimeout calls, String description, LockContext context) {
+    /** @param timeout what one call may take, all its tries included */
+    AzureLeaseManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
-        this.calls = calls;
+        this.timeout = timeout;
         this.description = description;
         this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
         this.time = context.time();
@@ -203,7 +203,7 @@ final class AzureLeaseManager implements LockManager {
         Runnable remember = () -> {
             if (mine.etag() != null && released.size() < MAX_REMEMBERED) released.put(blobName, mine);
         };
-        AzureLease lease = new AzureLease(runtime, key, leaseId, mine.token(), options, sent, leases, blobName, where, calls.timeout(),
+        AzureLease lease = new AzureLease(runtime, key, leaseId, mine.token(), options, sent, leases, blobName, where, timeout,
                 remember);
         lease.begin(); // gives the lease back itself if the claim took so long that it would be invalid on arrival
         return lease;
@@ -217,7 +217,7 @@ final class AzureLeaseManager implements LockManager {
     private HttpHeaders acquireLease(BlobClient blob, BlobLeaseClient leases, String blobName, int seconds, long expires) {
         for (int i = 0; i < 3; i++) {
             try {
-                return leases.acquireLeaseWithResponse(seconds, null, calls.next(), Context.NONE).getHeaders();
+                return leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE).getHeaders();
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() == 409) return null; // LeaseAlreadyPresent
                 if (!AzureErrors.blobMissing(e)) throw withdrawn(leases, blobName, expires, e);
@@ -248,7 +248,7 @@ final class AzureLeaseManager implements LockManager {
         try {
             blob.getBlockBlobClient().uploadWithResponse(new BlockBlobSimpleUploadOptions(BinaryData.fromBytes(new byte[0]))
                     .setMetadata(LockBlobMode.marker(LockBlobMode.LEASE))
-                    .setRequestConditions(new BlobRequestConditions().setIfNoneMatch("*")), calls.next(), Context.NONE);
+                    .setRequestConditions(new BlobRequestConditions().setIfNoneMatch("*")), timeout, Context.NONE);
         } catch (BlobStorageException e) {
             if (e.getStatusCode() != 409 && e.getStatusCode() != 412) throw AzureErrors.failure("create", blobName, where, e);
             // someone else created it first: fine
@@ -276,7 +276,7 @@ final class AzureLeaseManager implements LockManager {
         long token = known.token() + 1;
         try {
             HttpHeaders written = blob.setMetadataWithResponse(HolderMetadata.of(key, leaseId, token, time.now(), options),
-                    new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(known.etag()), calls.next(), Context.NONE).getHeaders();
+                    new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(known.etag()), timeout, Context.NONE).getHeaders();
             return new Record(written.getValue(HttpHeaderName.ETAG), token);
         } catch (BlobStorageException e) {
             if (e.getStatusCode() != 412 && e.getStatusCode() != 409) throw AzureErrors.failure("record holder", blobName, where, e);
@@ -288,7 +288,7 @@ final class AzureLeaseManager implements LockManager {
         BlobProperties now = properties(blob, blobName);
         if (leaseId.equals(HolderMetadata.leaseId(now.getMetadata()))) {
             try {
-                leases.renewLeaseWithResponse((RequestConditions) null, calls.next(), Context.NONE);
+                leases.renewLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
                 return new Record(now.getETag(), token); // no write since the read: our lease renewed, unbroken
             } catch (BlobStorageException e) {
                 if (e.getStatusCode() != 409 && e.getStatusCode() != 412) throw AzureErrors.failure("renew lease", blobName, where, e);
@@ -301,7 +301,7 @@ final class AzureLeaseManager implements LockManager {
 
     private BlobProperties properties(BlobClient blob, String blobName) {
         try {
-            return blob.getPropertiesWithResponse(null, calls.next(), Context.NONE).getValue();
+            return blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
         } catch (RuntimeException e) {
             throw AzureErrors.failure("read properties", blobName, where, e);
         }
@@ -340,7 +340,7 @@ final class AzureLeaseManager implements LockManager {
     /** One release by lease id; true when no lease of ours is left (released, or, if {@code granted}, none there). */
     private boolean released(BlobLeaseClient leases, boolean granted) {
         try {
-            leases.releaseLeaseWithResponse((RequestConditions) null, calls.next(), Context.NONE);
+            leases.releaseLeaseWithResponse((RequestConditions) null, timeout, Context.NONE);
             return true;
         } catch (BlobStorageException e) {
             return AzureErrors.blobMissing(e) || (granted && e.getStatusCode() == 409);
@@ -355,7 +355,7 @@ final class AzureLeaseManager implements LockManager {
         ensureOpen();
         String blobName = blobName(key);
         try {
-            BlobProperties p = container.getBlobClient(blobName).getPropertiesWithResponse(null, calls.next(), Context.NONE).getValue();
+            BlobProperties p = container.getBlobClient(blobName).getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
             requireLeaseMode(p.getMetadata(), p.getBlobSize(), blobName);
             return p.getLeaseState() == LeaseStateType.LEASED ? Optional.ofNullable(HolderMetadata.info(p.getMetadata(), key))
                     : Optional.empty();
@@ -375,7 +375,7 @@ final class AzureLeaseManager implements LockManager {
         String from = base + LockNames.listingPrefix(prefix);
         try {
             ListBlobsOptions o = new ListBlobsOptions().setPrefix(from).setDetails(new BlobListDetails().setRetrieveMetadata(true));
-            for (BlobItem item : container.listBlobs(o, calls.next())) {
+            for (BlobItem item : container.listBlobs(o, timeout)) {
                 if (!item.getName().endsWith(SUFFIX)) continue;
                 Long size = item.getProperties().getContentLength();
                 requireLeaseMode(item.getMetadata(), size == null ? 0 : size, item.getName());
@@ -417,7 +417,7 @@ final class AzureLeaseManager implements LockManager {
         String blobName = blobName(key);
         BlobClient blob = container.getBlobClient(blobName);
         try {
-            BlobProperties p = blob.getPropertiesWithResponse(null, calls.next(), Context.NONE).getValue();
+            BlobProperties p = blob.getPropertiesWithResponse(null, timeout, Context.NONE).getValue();
             requireLeaseMode(p.getMetadata(), p.getBlobSize(), blobName);
             if (p.getLeaseState() != LeaseStateType.LEASED) return false;
             RequestConditions condition = null;
@@ -425,7 +425,7 @@ final class AzureLeaseManager implements LockManager {
                 if (!leaseId.equals(HolderMetadata.leaseId(p.getMetadata()))) return false;
                 condition = new RequestConditions().setIfMatch(p.getETag());
             }
-            new BlobLeaseClientBuilder().blobClient(blob).buildClient().breakLeaseWithResponse(0, condition, calls.next(), Context.NONE);
+            new BlobLeaseClientBuilder().blobClient(blob).buildClient().breakLeaseWithResponse(0, condition, timeout, Context.NONE);
             return true;
         } catch (BlobStorageException e) {
             // gone, no lease any more, or (412) changed since we looked: not the lease we were to break

@@ -61,35 +61,20 @@ public final class AzureLockProvider implements LockProvider {
     static LockManager open(LockUri uri, LockContext context, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
         mode(uri);
-        CallTimeout calls = CallTimeout.untilFirstAnswer(timeout(uri));
-        return open(container(uri, withFirst(policies, calls)), uri, calls, uri.toString(), context);
+        return open(container(uri, policies), uri, uri.toString(), context);
     }
 
     /**
      * The one way a manager is made: on the container client a URI's settings built, or on the
-     * application's ({@link AzureLocks}, whose calls get the URI's timeout from the first on);
-     * {@code uri} gives the prefix (its path) and mode.
+     * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
      */
     static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
-        return open(container, uri, CallTimeout.fixed(timeout(uri)), description, context);
-    }
-
-    private static LockManager open(BlobContainerClient container, LockUri uri, CallTimeout calls, String description,
-                                    LockContext context) {
         String prefix = uri.pathPrefix();
         return switch (mode(uri)) {
-            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, calls, description),
+            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout(uri), description),
                     context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
-            default -> new AzureLeaseManager(container, prefix, calls, description, context);
+            default -> new AzureLeaseManager(container, prefix, timeout(uri), description, context);
         };
-    }
-
-    /** {@code calls} first, so that it sees the service's answers before the caller's policies may change them. */
-    private static List<HttpPipelinePolicy> withFirst(List<HttpPipelinePolicy> policies, CallTimeout calls) {
-        List<HttpPipelinePolicy> all = new java.util.ArrayList<>(policies.size() + 1);
-        all.add(calls);
-        all.addAll(policies);
-        return all;
     }
 
     private static String mode(LockUri uri) {
@@ -108,8 +93,8 @@ public final class AzureLockProvider implements LockProvider {
     /** The ETag store of {@code uri}, whatever its mode (the bench floor writes through it). */
     static AzureConditionalStore etagStore(LockUri uri, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
-        CallTimeout calls = CallTimeout.untilFirstAnswer(timeout(uri));
-        return new AzureConditionalStore(container(uri, withFirst(policies, calls)), uri.pathPrefix(), calls, uri.toString());
+        return new AzureConditionalStore(container(uri, policies), uri.pathPrefix(), timeout(uri),
+                uri.toString());
     }
 
     private static BlobContainerClient container(LockUri uri, List<HttpPipelinePolicy> policies) {
