@@ -128,8 +128,14 @@ final class BrokenBackends {
             return atomic.create(name, data);
         }
 
+        /**
+         * Lands 100 ms after it was sent (a store with latency), so that in every round of a race the
+         * delete's look comes first and the replace lands in the delete's gap: the self-test must not
+         * depend on which racer the scheduler starts first.
+         */
         @Override
         public Optional<String> replace(String name, String expectedVersion, byte[] data) {
+            pause(100);
             return atomic.replace(name, expectedVersion, data);
         }
 
@@ -137,9 +143,17 @@ final class BrokenBackends {
         public boolean delete(String name, String expectedVersion) {
             Rec cur = map.get(name);
             if (cur == null || !cur.version().equals(expectedVersion)) return false;
-            RacyStore.window();
+            pause(300); // the gap between the look and the delete, well past the replace's landing
             map.remove(name);
             return true;
+        }
+
+        private static void pause(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         @Override
