@@ -271,10 +271,11 @@ class TckSelfTest {
         assertThat(failed).containsOnlyKeys("contentionKeepsCriticalSectionsApart", "racingTryAcquireOnOneManagerHasOneWinner");
         assertFailedOn(failed, "racingTryAcquireOnOneManagerHasOneWinner", "threads of one manager racing tryAcquire");
         // the checker's verdict, also when a worker's release found the record overwritten: a
-        // worker's failure is reported beside it, never instead of it
+        // worker's failure is reported beside it, never instead of it. Two holders show as sections
+        // that overlap or, when the race let them take turns, as one token granted twice
         assertThat(failed.get("contentionKeepsCriticalSectionsApart").getMessage())
                 .as("why the contention test failed on a racy store")
-                .contains("overlapping critical sections");
+                .containsAnyOf("overlapping critical sections", "fencing tokens in order of entry");
     }
 
     @Test
