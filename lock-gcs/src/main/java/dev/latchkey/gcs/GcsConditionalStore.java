@@ -87,8 +87,6 @@ public final class GcsConditionalStore implements ConditionalStore {
     private static final int MAX_INLINE = 6 * 1024;
     /** Body reads retry when the record changes between the metadata and the body request. */
     private static final int READ_ATTEMPTS = 10;
-    /** https://cloud.google.com/storage/quotas: "Maximum rate of writes to the same object name: one write per second". */
-    private static final Duration MIN_WRITE_INTERVAL = Duration.ofSeconds(1);
     /**
      * How far ahead of the storage's clock ({@code updated}) a front end's ({@code Date}) may be
      * without a record looking older than it is. Google does not document it; its clocks agree
@@ -97,15 +95,12 @@ public final class GcsConditionalStore implements ConditionalStore {
     static final Duration CLOCK_DISAGREEMENT = Duration.ofMillis(500);
     /** The object {@link #probe} writes, beside the records (no record name starts with '.'); it stays. */
     private static final String PROBE_LEAF = ".latchkey-probe";
-    /** Objects whose last write is remembered for spacing, before those written over a second ago are dropped. */
-    private static final int MAX_SPACED = 4096;
 
     /** Reads and lists: the client's default retries (a 429 on a read is not the per-object write limit; a retry may pass). */
     private final Storage storage;
     /** Uploads and deletes: the same client, except that it does not retry a 429. */
     private final Storage writes;
-    /** When the reply to this store's last write of each object that may have landed arrived (monotonic). */
-    private final ConcurrentHashMap<String, Long> lastWriteReply = new ConcurrentHashMap<>();
+    private final WriteSpacing spacing = new WriteSpacing();
     private final ServerDateTransportOptions transport;
     private final String bucket;
     private final String objectPrefix;
@@ -263,91 +258,45 @@ public final class GcsConditionalStore implements ConditionalStore {
         try {
             return Optional.of(Long.toString(upload(id, data, condition).getGeneration()));
         } catch (StorageException e) {
-            if (notWritten(e)) return Optional.empty();
+            if (WriteSpacing.notWritten(e)) return Optional.empty();
             throw failure(op, id, e);
         }
     }
 
-    /** 412: the precondition failed; 429: refused for the per-object write rate. Neither applied anything. */
-    private static boolean notWritten(StorageException e) {
-        return e.getCode() == 412 || e.getCode() == 429;
-    }
-
     /** One upload of {@code data} as body and (base64) metadata, as every write sends it, spaced. */
     private Blob upload(BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
-        return spaced(id, () -> uploadNow(id, data, conditions));
+        return spaced(id, () -> sendRecord(writes, id, data, conditions));
     }
 
-    private Blob uploadNow(BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
+    /**
+     * The request every record write sends (body, the record inline in metadata, no gzip) with
+     * {@code conditions}, unspaced; static so the bench floor sends the very same request through
+     * {@link #writeClient()}.
+     */
+    static Blob sendRecord(Storage client, BlobId id, byte[] data, Storage.BlobTargetOption... conditions) {
         BlobInfo.Builder info = BlobInfo.newBuilder(id).setContentType("text/plain; charset=utf-8");
         String inline = Base64.getEncoder().encodeToString(data);
         if (inline.length() <= MAX_INLINE) info.setMetadata(Map.of(RECORD_METADATA, inline));
         Storage.BlobTargetOption[] options = Arrays.copyOf(conditions, conditions.length + 1);
         // records are a few hundred bytes: gzip would only add work
         options[conditions.length] = Storage.BlobTargetOption.disableGzipContent();
-        return writes.create(info.build(), data, options);
+        return client.create(info.build(), data, options);
     }
 
-    /**
-     * Runs {@code write} of {@code id} no sooner than {@link #MIN_WRITE_INTERVAL} after the reply to
-     * this store's previous write of {@code id} that may have landed (anything but 412 and 429).
-     */
+    /** The client that sends writes: it does not retry a 429. */
+    Storage writeClient() {
+        return writes;
+    }
+
     private <T> T spaced(BlobId id, Supplier<T> write) {
-        String object = id.getName();
-        Long last = lastWriteReply.get(object);
-        if (last != null) {
-            long wait = last + MIN_WRITE_INTERVAL.toNanos() - System.nanoTime();
-            if (wait > 0) {
-                try {
-                    TimeUnit.NANOSECONDS.sleep(wait);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new LockException("interrupted while spacing writes to " + describe(id), e);
-                }
-            }
-        }
-        boolean mayHaveLanded = true;
-        try {
-            return write.get();
-        } catch (StorageException e) {
-            mayHaveLanded = !notWritten(e);
-            throw e;
-        } finally {
-            if (mayHaveLanded) {
-                long now = System.nanoTime();
-                if (lastWriteReply.size() >= MAX_SPACED) {
-                    lastWriteReply.values().removeIf(t -> now - t >= MIN_WRITE_INTERVAL.toNanos());
-                }
-                lastWriteReply.put(object, now);
-            }
-        }
+        return spacing.spaced(id.getName(), describe(id), write);
     }
 
     /**
-     * An unconditional upload of {@code leaf} right under the prefix (not a record: the caller picks
-     * a leaf no record name can be, e.g. one starting with {@code .}); the same request as
-     * {@link #create}/{@link #replace} minus the precondition. For the bench floor.
+     * The object {@code leaf} right under the prefix, beside the records: the caller picks a leaf no
+     * record name can be (one starting with {@code .}), as the probe and the bench floor do.
      */
-    void uploadLoose(String leaf, byte[] data) {
-        BlobId id = looseId(leaf);
-        try {
-            upload(id, data);
-        } catch (StorageException e) {
-            throw failure("upload", id, e);
-        }
-    }
-
-    /** An unconditional delete of what {@link #uploadLoose} wrote; absent is fine. */
-    void deleteLoose(String leaf) {
-        BlobId id = looseId(leaf);
-        try {
-            spaced(id, () -> writes.delete(id));
-        } catch (StorageException e) {
-            throw failure("delete", id, e);
-        }
-    }
-
-    private BlobId looseId(String leaf) {
+    BlobId besideRecords(String leaf) {
         if (leaf.isEmpty() || leaf.indexOf('/') >= 0 || leaf.endsWith(SUFFIX)) {
             throw new IllegalArgumentException("not a loose object name beside the records: " + leaf);
         }
@@ -364,7 +313,7 @@ public final class GcsConditionalStore implements ConditionalStore {
      * honest store, and a 412 is answered whatever the write rate (a 429 is waited out once).
      */
     void probe() {
-        BlobId id = looseId(PROBE_LEAF);
+        BlobId id = besideRecords(PROBE_LEAF);
         List<String> ignored = new ArrayList<>();
         if (probeWrite(id, "probe create", Storage.BlobTargetOption.doesNotExist())
                 && probeWrite(id, "probe second create", Storage.BlobTargetOption.doesNotExist())) {
@@ -389,14 +338,14 @@ public final class GcsConditionalStore implements ConditionalStore {
     private boolean probeWrite(BlobId id, String what, Storage.BlobTargetOption condition) {
         for (int attempt = 0; ; attempt++) {
             try {
-                uploadNow(id, bytes(what), condition);
+                sendRecord(writes, id, bytes(what), condition);
                 return true;
             } catch (StorageException e) {
                 if (e.getCode() == 412) return false;
                 if (e.getCode() != 429 || attempt > 0) throw failure(what, id, e);
             }
             try {
-                Thread.sleep(MIN_WRITE_INTERVAL.toMillis());
+                Thread.sleep(WriteSpacing.MIN_INTERVAL.toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new LockException("interrupted while probing " + describe(id), e);
@@ -416,7 +365,7 @@ public final class GcsConditionalStore implements ConditionalStore {
             long generation = generation(expectedVersion);
             return spaced(id, () -> writes.delete(id, Storage.BlobSourceOption.generationMatch(generation)));
         } catch (StorageException e) {
-            if (notWritten(e)) return false;
+            if (WriteSpacing.notWritten(e)) return false;
             throw failure("delete", id, e);
         }
     }
@@ -443,7 +392,7 @@ public final class GcsConditionalStore implements ConditionalStore {
     /** One second: GCS's per-object update limit (see the class comment). */
     @Override
     public Duration minWriteInterval() {
-        return MIN_WRITE_INTERVAL;
+        return WriteSpacing.MIN_INTERVAL;
     }
 
     private static long generation(String version) {
