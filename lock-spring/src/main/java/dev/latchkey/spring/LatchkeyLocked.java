@@ -29,12 +29,22 @@ import java.lang.annotation.Target;
  * any, attached as suppressed. A loss noticed at the release after the run (the lease may have been
  * broken during the run) also throws it. {@code @Scheduled} logs it and runs the next time as usual.
  *
- * <p>{@link #key()} and {@link #ttl()} may hold {@code ${…}} placeholders (and {@code #{…}}
- * expressions), resolved as {@code @Scheduled}'s are; a key that is invalid or does not resolve, or a
- * TTL that does not parse, fails the start-up naming the method. There is no hold-at-least (ShedLock's
- * {@code lockAtLeastFor}): the key is free as soon as the run ends. The lease covers the call only,
- * not asynchronous work the method starts. {@link LatchkeyLockedRun#currentLease()} gives the method
- * its lease, e.g. for the fencing token.
+ * <p><b>Hold at least.</b> With {@link #holdAtLeast()} (ShedLock's {@code lockAtLeastFor}) a run that
+ * ends sooner leaves the key taken until that long after the run started, held by the store
+ * ({@link dev.latchkey.Lease#release(java.time.Duration)}: the lease is renewed once with the time
+ * left and never again), so other instances skip until then even if this process dies meanwhile —
+ * except on backends whose store frees a dead holder's keys at once
+ * ({@link dev.latchkey.Capability#HOLDER_DEATH_DETECTION}: {@code file://}, PostgreSQL's advisory
+ * mode). Time left under {@link dev.latchkey.LeaseOptions#MIN_TTL} is held for that minimum: longer,
+ * never shorter. Where the backend cannot hold a lease of the time left (Azure's lease mode takes 15
+ * to 60 whole seconds), this process keeps the lease, heartbeating, and releases it then; if it dies
+ * meanwhile, the key frees by its TTL.
+ *
+ * <p>{@link #key()}, {@link #ttl()} and {@link #holdAtLeast()} may hold {@code ${…}} placeholders
+ * (and {@code #{…}} expressions), resolved as {@code @Scheduled}'s are; a key that is invalid or does
+ * not resolve, or a duration that does not parse or is negative, fails the start-up naming the
+ * method. The lease covers the call only, not asynchronous work the method starts.
+ * {@link LatchkeyLockedRun#currentLease()} gives the method its lease, e.g. for the fencing token.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -49,4 +59,12 @@ public @interface LatchkeyLocked {
      * take longer.
      */
     String ttl() default "";
+
+    /**
+     * How long after a run started the key stays taken even if the run ended sooner, as {@code PT5M}
+     * or {@code 5m}, or a placeholder; empty = not at all (free when the run ends). For jobs that must
+     * not run again within that time on any instance, e.g. when the instances' clocks or schedules
+     * disagree by a little.
+     */
+    String holdAtLeast() default "";
 }

@@ -20,7 +20,7 @@ import org.springframework.util.StringValueResolver;
 
 /**
  * Proxies every bean with a {@link LatchkeyLocked @LatchkeyLocked} method (class-based proxies, so
- * beans need no interface), checks each such method at start-up (a valid key and a TTL that parses,
+ * beans need no interface), checks each such method at start-up (a valid key, a TTL and a hold-at-least that parse,
  * placeholders resolved) and routes its calls through {@link LatchkeyLockedInterceptor}. Once all
  * singletons exist it fails the start-up if there is an annotated method but no {@link LockManager}.
  *
@@ -80,6 +80,7 @@ public class LatchkeyLockedBeanPostProcessor extends AbstractBeanFactoryAwareAdv
         try {
             LockKeys.validate(LatchkeyLockedInterceptor.key(spec, values));
             LatchkeyLockedInterceptor.ttl(spec, values);
+            LatchkeyLockedInterceptor.holdAtLeast(spec, values);
         } catch (IllegalArgumentException e) { // also an unresolvable placeholder
             throw new IllegalStateException(where + ": " + e.getMessage(), e);
         }

@@ -10,6 +10,8 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -47,8 +49,20 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
 
     /** The annotation's TTL, resolved; null = {@code latchkey.ttl}. */
     static Duration ttl(LatchkeyLocked spec, StringValueResolver values) {
-        String ttl = values.resolveStringValue(spec.ttl());
-        return ttl == null || ttl.isBlank() ? null : DurationStyle.detectAndParse(ttl);
+        return duration(spec.ttl(), values);
+    }
+
+    /** The annotation's hold-at-least, resolved; zero = none. */
+    static Duration holdAtLeast(LatchkeyLocked spec, StringValueResolver values) {
+        Duration hold = duration(spec.holdAtLeast(), values);
+        if (hold == null) return Duration.ZERO;
+        if (hold.isNegative()) throw new IllegalArgumentException("holdAtLeast must not be negative: " + spec.holdAtLeast());
+        return hold;
+    }
+
+    private static Duration duration(String text, StringValueResolver values) {
+        String resolved = values.resolveStringValue(text);
+        return resolved == null || resolved.isBlank() ? null : DurationStyle.detectAndParse(resolved);
     }
 
     /** What a skipped call returns: no value of the return type (null, zero, false), or an empty {@link Optional}. */
@@ -69,15 +83,18 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         Duration ttl = ttl(spec, values);
         LeaseOptions options = (ttl == null ? properties.get().leaseOptions() : properties.get().leaseOptions(ttl))
                 .withMetadata(Map.of("method", name));
+        Duration hold = holdAtLeast(spec, values);
         Optional<Lease> taken = locks.get().tryAcquire(key, options);
         if (taken.isEmpty()) {
             log.debug("skipped " + name + ": '" + key + "' is held elsewhere");
             return skipped(method.getReturnType());
         }
-        return runHolding(taken.get(), name, invocation);
+        // from once the key is ours, so the store holds it at least that long after the run started
+        return runHolding(taken.get(), name, invocation, System.nanoTime() + hold.toNanos());
     }
 
-    private static Object runHolding(Lease lease, String name, MethodInvocation invocation) throws Throwable {
+    /** @param holdEnds when ({@link System#nanoTime()}) the key may be free at the earliest */
+    private static Object runHolding(Lease lease, String name, MethodInvocation invocation, long holdEnds) throws Throwable {
         RunGuard guard = new RunGuard(Thread.currentThread());
         lease.onLost(guard::lost);
         Throwable failure = null;
@@ -90,7 +107,7 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         } finally {
             LatchkeyLockedRun.restore(outer);
             LeaseLostException lost = guard.finish();
-            if (lost == null) lost = release(lease, name);
+            if (lost == null) lost = release(lease, name, Duration.ofNanos(holdEnds - System.nanoTime()));
             if (lost != null) {
                 LeaseLostException reported = new LeaseLostException(lost.reason(), "the lease on '" + lease.key()
                         + "' was lost while " + name + " ran: " + lost.getMessage()
@@ -101,16 +118,38 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         }
     }
 
-    /** Releases after a run; a loss it reveals is returned, an unconfirmed release only logged. */
-    private static LeaseLostException release(Lease lease, String name) {
+    /**
+     * Releases after a run, keeping the key taken for {@code keep} if positive (the annotation's
+     * hold-at-least); a loss it reveals is returned, an unconfirmed release only logged.
+     */
+    private static LeaseLostException release(Lease lease, String name, Duration keep) {
         try {
-            lease.release();
+            if (keep.isNegative() || keep.isZero()) {
+                lease.release();
+            } else {
+                keepFor(lease, keep.compareTo(LeaseOptions.MIN_TTL) < 0 ? LeaseOptions.MIN_TTL : keep);
+            }
             return null;
         } catch (LeaseLostException e) {
             return e;
         } catch (LockBackendException e) {
             log.warn("release of '" + lease.key() + "' after " + name + " was not confirmed (it frees by its TTL): " + e.getMessage());
             return null;
+        }
+    }
+
+    /** Keeps the key taken for {@code keep} by the store, or else by this process (see the annotation). */
+    private static void keepFor(Lease lease, Duration keep) {
+        try {
+            lease.release(keep);
+        } catch (IllegalArgumentException cannotHold) { // a TTL this backend takes no lease of
+            CompletableFuture.delayedExecutor(keep.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+                try {
+                    lease.release();
+                } catch (LeaseLostException | LockBackendException e) {
+                    log.debug("release of '" + lease.key() + "' after its hold-at-least: " + e.getMessage());
+                }
+            });
         }
     }
 

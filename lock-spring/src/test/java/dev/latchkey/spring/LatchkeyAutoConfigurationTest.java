@@ -148,6 +148,9 @@ class LatchkeyAutoConfigurationTest {
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("job.region"));
         runner.withPropertyValues(uri()).withUserConfiguration(BadTtlJob.class)
                 .run(c -> assertThat(c).getFailure().rootCause().hasMessageContaining("soon"));
+        runner.withPropertyValues(uri(), "job.hold=-1s").withUserConfiguration(HoldingJob.Config.class)
+                .run(c -> assertThat(c).getFailure().hasMessageContaining("HoldingJob.run")
+                        .rootCause().hasMessageContaining("holdAtLeast must not be negative"));
         runner.withUserConfiguration(CountingJob.Config.class)
                 .run(c -> assertThat(c).getFailure().isInstanceOf(IllegalStateException.class).hasMessageContaining("CountingJob.run")
                         .hasMessageContaining("set latchkey.uri"));
@@ -203,6 +206,31 @@ class LatchkeyAutoConfigurationTest {
                 assertThat(job.name()).isNull();
                 assertThat(job.maybe()).isEmpty();
             }
+        });
+    }
+
+    /** As another instance sees it: the store holds the key for holdAtLeast from the run's start. */
+    @Test
+    void aRunShorterThanItsHoldAtLeastLeavesTheKeyTakenUntilThen() {
+        runner.withPropertyValues(uri(), "job.hold=30s").withUserConfiguration(HoldingJob.Config.class).run(c -> {
+            HoldingJob job = c.getBean(HoldingJob.class);
+            Instant before = Instant.now();
+            assertThat(job.run()).isEqualTo(1);
+            Instant after = Instant.now();
+            assertThat(job.run()).as("skipped: the key is kept after the run").isZero();
+            try (LockManager other = dev.latchkey.Latchkey.open(dir.toUri().toString())) {
+                assertThat(other.tryAcquire("holding-job")).as("another instance is kept out").isEmpty();
+                // the store's expiry, a second either way for the two clocks' readings
+                assertThat(other.inspect("holding-job").orElseThrow().expiresAt())
+                        .isBetween(before.plusSeconds(29), after.plusSeconds(31));
+            }
+        });
+        // a hold under the shortest TTL is held that long, then the key frees by itself (another
+        // directory: the first one's key stays taken for 30 s, also after its manager has closed)
+        runner.withPropertyValues("latchkey.uri=" + dir.resolve("short").toUri(), "job.hold=1ms").withUserConfiguration(HoldingJob.Config.class).run(c -> {
+            HoldingJob job = c.getBean(HoldingJob.class);
+            assertThat(job.run()).isEqualTo(1);
+            Await.until("the key free after its hold", () -> job.run() == 2);
         });
     }
 
@@ -301,6 +329,23 @@ class LatchkeyAutoConfigurationTest {
             @Bean
             PlaceholderJob placeholderJob() {
                 return new PlaceholderJob();
+            }
+        }
+    }
+
+    static class HoldingJob {
+        private int runs;
+
+        @LatchkeyLocked(key = "holding-job", holdAtLeast = "${job.hold}")
+        public int run() {
+            return ++runs;
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        static class Config {
+            @Bean
+            HoldingJob holdingJob() {
+                return new HoldingJob();
             }
         }
     }
