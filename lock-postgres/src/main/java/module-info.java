@@ -1,0 +1,13 @@
+/**
+ * The {@code postgres://} backend: {@code PostgresLocks} for an application's own {@code DataSource};
+ * the URI route through {@code Latchkey.open("postgres://…")}. Everything else stays inside the package.
+ */
+module dev.latchkey.postgres {
+    requires transitive dev.latchkey.api;
+    requires transitive java.sql;
+    requires org.postgresql.jdbc;
+
+    exports dev.latchkey.postgres;
+
+    provides dev.latchkey.spi.LockProvider with dev.latchkey.postgres.PostgresLockProvider;
+}
