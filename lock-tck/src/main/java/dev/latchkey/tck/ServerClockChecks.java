@@ -73,9 +73,13 @@ final class ServerClockChecks {
             holder.onLost(lost::complete);
             Duration step = ttl.multipliedBy(STEP_TTLS);
             Optional<Lease> next;
+            long steppedNanos;
+            long tookNanos;
             try {
                 clock.step(step);
+                steppedNanos = System.nanoTime();
                 next = pollFor(b, k);
+                tookNanos = System.nanoTime();
             } finally {
                 clock.step(Duration.ZERO);
             }
@@ -87,15 +91,15 @@ final class ServerClockChecks {
                 return;
             }
             Lease taker = next.get();
-            long tookNanos = System.nanoTime();
             if (LockManagerContract.declares(a, Capability.FENCING_TOKENS)) {
                 assertThat(taker.fencingToken()).as("fencing token of the contender let in by a server-clock step of %s,"
                         + " against the old holder's %s", step, holder.fencingToken()).isGreaterThan(holder.fencingToken());
             }
             LeaseLostException why = awaitLoss(holder, lost, step);
             long learnedMillis = TckFixture.elapsedMillis(tookNanos);
-            System.out.printf("server clock stepped %s under %s: a contender got in, the holder learned it %d ms later (%s)%n",
-                    step, a.description(), learnedMillis, why.reason());
+            System.out.println("fault-table: " + a.description() + " | server clock stepped " + step + " | a contender got in "
+                    + TimeUnit.NANOSECONDS.toMillis(tookNanos - steppedNanos) + " ms after it; the holder's onLost "
+                    + learnedMillis + " ms after that, " + why.reason() + " (TTL " + ttl.toMillis() + " ms)");
             assertThat(why.reason()).as("the old holder's loss reason after a server-clock step of %s let a contender in"
                     + " (%s): another client may be in, and nobody force-released it", step, why.getMessage())
                     .isEqualTo(LeaseLostException.Reason.TAKEN_OVER);
