@@ -83,7 +83,9 @@ final class ServerClockChecks {
             } finally {
                 clock.step(Duration.ZERO);
             }
-            if (next.isEmpty()) { // the backend guards against the step: the holder holds on
+            if (next.isEmpty()) { // the backend guards against the step (or renewed on the stepped clock first): the holder holds on
+                System.out.println("fault-table: " + a.description() + " | server clock stepped " + step
+                        + " | no contender got in for a TTL (TTL " + ttl.toMillis() + " ms)");
                 assertThat(holder.isValid()).as("the holder, nobody having got in after a step of %s", step).isTrue();
                 TckFixture.renewWhileValid(holder);
                 holder.release();
