@@ -57,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
  * JVMs and the fate of a lock whose holder process was killed. Declared capabilities are held to
  * their word: {@code FENCING_TOKENS} (token order), {@code LIST}, {@code SERVER_SIDE_EXPIRY} (a
- * contender needs neither a watch of its own nor a right clock), {@code NATIVE_WAIT} (given
+ * contender needs neither a watch of its own nor a right clock; given {@link #serverClock()}, a step of
+ * the server's clock keeps the documented bound), {@code NATIVE_WAIT} (given
  * {@link #newManagerPollingEvery}: a waiter is woken long before its poll), {@code HOLDER_DEATH_DETECTION}
  * (a killed holder's lock is freed long before its TTL). Tests of an undeclared {@link Capability} are
  * skipped through JUnit assumptions that name the capability.
