@@ -13,13 +13,19 @@
 #                              <dir>/data, on a free port of its own, same roles and password); prints
 #                              its URI LAST. `promote <dir>` makes it a primary (a new WAL timeline)
 #   postgres.sh stop <dir>     fast shutdown, then removes <dir>
+#   postgres.sh start <dir> --faketime
+#                              as start, but the server runs under libfaketime (Debian's package;
+#                              install-postgres.sh installs it): its clock_timestamp() and now() are
+#                              real time plus the offset in <dir>/faketime, read at every call
+#                              (monotonic clocks untouched). `clock <dir> <offset>` steps it, e.g.
+#                              `+120s`, `-30s`, `+0` (tests of a server-clock step)
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system user
 # (created by the Debian package; see install-postgres.sh), which then owns <dir>.
 set -euo pipefail
 
-cmd="${1:-}"; dir="${2:-}"
+cmd="${1:-}"; dir="${2:-}"; option="${3:-}"
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|restart|pause|crash|resume|promote|stop <state-dir> | replica <primary-dir> <state-dir>" >&2; exit 2
+  echo "usage: $0 start|restart|pause|crash|resume|promote|stop <state-dir> | start <state-dir> --faketime | clock <state-dir> <offset> | replica <primary-dir> <state-dir>" >&2; exit 2
 fi
 
 bindir=""
@@ -58,8 +64,19 @@ unix_socket_directories = '$dir'
 max_connections = 200
 log_min_messages = warning
 CONF
+    faketime=()
+    if [ "$option" = "--faketime" ]; then
+      lib="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1 || true)"
+      [ -n "$lib" ] || { echo "no libfaketime.so.1 under /usr/lib/*/faketime: run scripts/install-postgres.sh" >&2; exit 1; }
+      echo "+0" >"$dir/faketime"; chmod 644 "$dir/faketime"
+      # the server only (not psql, not the client); timeouts and waits keep the real monotonic clock
+      faketime=(env LD_PRELOAD="$lib" FAKETIME_TIMESTAMP_FILE="$dir/faketime" FAKETIME_NO_CACHE=1
+        FAKETIME_DONT_FAKE_MONOTONIC=1)
+    elif [ -n "$option" ]; then
+      echo "unknown option '$option' (--faketime)" >&2; exit 2
+    fi
     # own session: the server must not share the starting shell's process group or terminal
-    as_server setsid -w "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start >&2 \
+    as_server setsid -w "${faketime[@]}" "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start >&2 \
       || { cat "$dir/server.log" >&2; exit 1; }
     psql_su=(as_server "$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres)
     "${psql_su[@]}" -c "CREATE ROLE latchkey LOGIN PASSWORD '$password'" >&2
@@ -99,6 +116,12 @@ CONF
     echo "$port" >"$dir/port"
     sed "s/127.0.0.1:$(cat "$primary/port")\//127.0.0.1:$port\//" "$primary/uri"
     ;;
+  clock)
+    [ -f "$dir/faketime" ] || { echo "$dir: not started with --faketime" >&2; exit 2; }
+    [[ "$option" =~ ^[+-][0-9]+(\.[0-9]+)?[smhd]?$ ]] || { echo "offset '$option': like +120s or -30s" >&2; exit 2; }
+    # written whole, then renamed: the server never reads a half-written offset
+    echo "$option" >"$dir/faketime.new"; chmod 644 "$dir/faketime.new"; mv -f "$dir/faketime.new" "$dir/faketime"
+    ;;
   promote)
     as_server "$bindir/pg_ctl" -D "$data" -w -t 60 promote >&2
     ;;
@@ -115,5 +138,5 @@ CONF
     rm -rf "$dir"
     ;;
   *)
-    echo "unknown command '$cmd' (start|restart|pause|crash|resume|replica|promote|stop)" >&2; exit 2 ;;
+    echo "unknown command '$cmd' (start|restart|pause|crash|resume|replica|promote|clock|stop)" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import dev.latchkey.tck.ServerClock;
 import java.time.Duration;
 import java.util.List;
 
@@ -24,6 +25,12 @@ class LeaseTckTest extends LockManagerContract {
     @Override
     protected String uriForOtherProcesses() {
         return PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE);
+    }
+
+    /** A server of its own under libfaketime, for the kit's server-clock tests only (the rest use the shared one). */
+    @Override
+    protected ServerClock serverClock() {
+        return PgClockServer.get();
     }
 
     /** The other mode on the same schema: refused, naming the mismatch (a schema's locks are kept one way). */

@@ -57,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
  * JVMs and the fate of a lock whose holder process was killed. Declared capabilities are held to
  * their word: {@code FENCING_TOKENS} (token order), {@code LIST}, {@code SERVER_SIDE_EXPIRY} (a
- * contender needs neither a watch of its own nor a right clock), {@code NATIVE_WAIT} (given
+ * contender needs neither a watch of its own nor a right clock; given {@link #serverClock()}, a step of
+ * the server's clock keeps the documented bound), {@code NATIVE_WAIT} (given
  * {@link #newManagerPollingEvery}: a waiter is woken long before its poll), {@code HOLDER_DEATH_DETECTION}
  * (a killed holder's lock is freed long before its TTL). Tests of an undeclared {@link Capability} are
  * skipped through JUnit assumptions that name the capability.
@@ -183,6 +184,17 @@ public abstract class LockManagerContract implements LockEventsContract {
      */
     protected List<String> childJvmArguments() {
         return MultiProcessContention.forwardedSystemProperties();
+    }
+
+    /**
+     * For the server-clock tests of a backend declaring {@link Capability#SERVER_SIDE_EXPIRY}: a
+     * server whose clock the kit can step, and managers on it ({@link ServerClock}). Default
+     * {@code null}: those tests are skipped, naming this hook, so a backend that declares the
+     * capability shows in the report that its bound under a clock step went untested; return
+     * {@link ServerClock#notSteppable(String)} to say why it cannot be.
+     */
+    protected ServerClock serverClock() throws Exception {
+        return null;
     }
 
     /** JVMs in the multi-process contention test. Default 4. */
@@ -573,6 +585,23 @@ public abstract class LockManagerContract implements LockEventsContract {
     }
 
     /**
+     * {@link Capability#SERVER_SIDE_EXPIRY} under a step of the server's clock forward by
+     * {@value ServerClockChecks#STEP_TTLS} TTLs: a contender may get in (the documented cost), with a
+     * greater token; the old holder learns it at its next renewal as {@code TAKEN_OVER}, and its release
+     * leaves the new holder alone ({@link ServerClockChecks}). Needs {@link #serverClock()}. About a third of {@link #serverClockTtl()}.
+     */
+    @Test
+    void serverClockStepForwardKeepsTheDocumentedBound() throws Exception {
+        serverClockChecks().stepForward();
+    }
+
+    /** A step of the server's clock back only delays expiry: the holder keeps, renews and releases the key. About two thirds of {@link #serverClockTtl()}. */
+    @Test
+    void serverClockStepBackOnlyDelaysExpiry() throws Exception {
+        serverClockChecks().stepBack();
+    }
+
+    /**
      * {@link Capability#NATIVE_WAIT}: a waiter whose poll interval is long gets a released key long
      * before it would have looked again ({@link CapabilityChecks#nativeWait}). About 0.3 s.
      */
@@ -639,6 +668,26 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     private ContentionChecks contentionChecks() {
         return new ContentionChecks(this);
+    }
+
+    /** The server-clock tests' checks, after their capability and hook are seen to be there (else skipped, naming them). */
+    private ServerClockChecks serverClockChecks() throws Exception {
+        requireCapability(newManager(), Capability.SERVER_SIDE_EXPIRY);
+        ServerClock clock = serverClock();
+        Assumptions.assumeTrue(clock != null, "SERVER_SIDE_EXPIRY is declared, but serverClock() is not overridden:"
+                + " the kit cannot step the server's clock, so the backend's bound under a clock step is untested; test skipped");
+        Assumptions.assumeFalse(clock instanceof ServerClock.NotSteppable, () -> "SERVER_SIDE_EXPIRY is declared, but"
+                + " the server's clock cannot be stepped: " + ((ServerClock.NotSteppable) clock).why() + "; test skipped");
+        return new ServerClockChecks(fx, clock, serverClockTtl(), pollInterval());
+    }
+
+    /**
+     * The holder's TTL in the server-clock tests: ten short TTLs (at most {@link #maxTtl()}), so its
+     * heartbeat, a third of it, does not renew on the stepped clock before a contender looks.
+     */
+    protected Duration serverClockTtl() {
+        Duration ten = shortTtl().multipliedBy(10);
+        return ten.compareTo(maxTtl()) > 0 ? maxTtl() : ten;
     }
 
     private CapabilityChecks capabilityChecks() {

@@ -158,6 +158,23 @@ class TckSelfTest {
         }
     }
 
+    static class ClockStepReadAsForceReleaseLocks extends LockManagerContract {
+        final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
+        final ForceReleaseForEveryLoss.SteppedServerTime server = new ForceReleaseForEveryLoss.SteppedServerTime();
+
+        @Override protected LockManager newManager(LockContext context) {
+            return ForceReleaseForEveryLoss.open(backing, server, context);
+        }
+
+        @Override protected ServerClock serverClock() {
+            return ForceReleaseForEveryLoss.serverClock(backing, server);
+        }
+
+        @Override protected Duration serverClockTtl() {
+            return Duration.ofSeconds(3); // an in-memory store: a heartbeat of 1 s is plenty
+        }
+    }
+
     static class PollingOnlyLocks extends LockManagerContract {
         final String name = BrokenBackends.uniqueName();
 
@@ -332,6 +349,16 @@ class TckSelfTest {
                 "by watching the record for a TTL on the contender's own clock");
         assertFailedOn(failed, "serverSideExpiryNeedsNoWatchAndNoClockOfTheContender",
                 "whose monotonic clock runs 4 times too fast took over");
+    }
+
+    @Test
+    @Execution(ExecutionMode.CONCURRENT) // waits for a heartbeat (a few seconds): beside the other cases
+    void lockContractCatchesAServerClockStepReportedAsAForceRelease() {
+        Map<String, Throwable> failed = failures(ClockStepReadAsForceReleaseLocks.class,
+                "serverClockStepForwardKeepsTheDocumentedBound", "serverClockStepBackOnlyDelaysExpiry");
+        assertThat(failed).containsOnlyKeys("serverClockStepForwardKeepsTheDocumentedBound");
+        assertFailedOn(failed, "serverClockStepForwardKeepsTheDocumentedBound",
+                "the old holder's loss reason after a server-clock step");
     }
 
     @Test
