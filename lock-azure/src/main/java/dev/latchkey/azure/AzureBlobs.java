@@ -2,6 +2,7 @@ package dev.latchkey.azure;
 
 import com.azure.core.http.HttpClient;
 import com.azure.core.http.policy.HttpPipelinePolicy;
+import com.azure.core.util.Context;
 import com.azure.core.util.HttpClientOptions;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobContainerClientBuilder;
@@ -10,6 +11,7 @@ import com.azure.storage.common.policy.RequestRetryOptions;
 import com.azure.storage.common.policy.RetryPolicyType;
 import dev.latchkey.UnsupportedLockUriException;
 import dev.latchkey.spi.LockUri;
+import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -23,6 +25,9 @@ import java.util.Optional;
  * only follows a failure that came fast (a reset connection, a 503).
  */
 final class AzureBlobs {
+    private static final System.Logger LOG = System.getLogger(AzureBlobs.class.getName());
+    /** The bound of the warm-up call ({@link #warmUp}); its tries keep the client's own bounds. */
+    static final Duration WARM_UP = Duration.ofSeconds(30);
     static final String CONNECTION_STRING_ENV = "AZURE_STORAGE_CONNECTION_STRING";
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration RETRY_DELAY = Duration.ofMillis(200);
@@ -96,6 +101,27 @@ final class AzureBlobs {
             if (e.getScheme() == null || e.getHost() == null) throw new IllegalArgumentException();
         } catch (IllegalArgumentException e) {
             throw new UnsupportedLockUriException("endpoint must be like https://account.blob.core.windows.net: " + uri, e);
+        }
+    }
+
+    /**
+     * Starts {@code container}'s client before a manager's first call: one read of the container's
+     * properties, which may take up to {@link #WARM_UP}. The first SDK call of a fresh JVM also starts
+     * the SDK (its classes, its HTTP client's event loops, its XML mapper): with six {@code latchkey run}s
+     * started at once on a loaded 2-core machine, that took more than the 5 s call timeout, and every
+     * first acquisition timed out while the server answered in milliseconds. Spent on a read, that
+     * time lands where an unknown outcome costs nothing; the lock calls keep their own bound, so no
+     * acquisition stays unanswered longer than {@code timeout}. Each try is still cut by the
+     * client's own bounds (connect 2 s, response {@code timeout}), so an account that does not answer
+     * costs an open at most the tries of one call. Any answer warms the client, a refusal too (a SAS
+     * that may not read the container): failures are ignored here, the lock calls report their own.
+     */
+    static void warmUp(BlobContainerClient container) {
+        try {
+            container.getPropertiesWithResponse(null, WARM_UP, Context.NONE);
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "warm-up read of container " + container.getBlobContainerName() + " at "
+                    + endpointOf(container) + " failed (the lock calls report their own failures): " + e);
         }
     }
 

@@ -81,6 +81,8 @@ import java.util.concurrent.TimeUnit;
  * confirmed or the lease's duration has passed since the acquisition was sent. Releasing by lease id
  * touches no one else's lease. A holder record whose reply was lost, so that the SDK's retry
  * answered 412, is recognised as ours (the record names our lease id and our lease still renews).
+ * A 409 to an acquisition is never our own grant: every try proposes our lease id, and Azure grants
+ * an active lease again to its own id, so the SDK's retry after a lost or late reply is granted too.
  *
  * <p><b>Model.</b> {@code model/azure-lease.pml} is a spin model of this protocol and of
  * {@link AzureLease} (Azure's lease rules, the holder record, withdrawals, break, lost and late
@@ -219,7 +221,7 @@ final class AzureLeaseManager implements LockManager {
             try {
                 return leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE).getHeaders();
             } catch (BlobStorageException e) {
-                if (e.getStatusCode() == 409) return null; // LeaseAlreadyPresent
+                if (e.getStatusCode() == 409) return null; // LeaseAlreadyPresent: another lease id (a retry of ours is granted)
                 if (!AzureErrors.blobMissing(e)) throw withdrawn(leases, blobName, expires, e);
             } catch (RuntimeException e) {
                 throw withdrawn(leases, blobName, expires, e);

@@ -67,13 +67,17 @@ public final class AzureLockProvider implements LockProvider {
     /**
      * The one way a manager is made: on the container client a URI's settings built, or on the
      * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
+     * The client is warmed up first ({@link AzureBlobs#warmUp}).
      */
     static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
         String prefix = uri.pathPrefix();
-        return switch (mode(uri)) {
-            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout(uri), description),
+        String mode = mode(uri);
+        Duration timeout = timeout(uri);
+        AzureBlobs.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
+        return switch (mode) {
+            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout, description),
                     context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
-            default -> new AzureLeaseManager(container, prefix, timeout(uri), description, context);
+            default -> new AzureLeaseManager(container, prefix, timeout, description, context);
         };
     }
 

@@ -19,7 +19,8 @@ import java.util.Set;
  * <p>Every call the manager makes carries {@code timeout} (default 5 s), which ends the call then,
  * whatever the client's retry policy is doing; the client's own retries run inside that bound. (The
  * URI route's client tries at most twice; an application's policy with long back-offs makes a call
- * end at {@code timeout} with fewer tries.)
+ * end at {@code timeout} with fewer tries.) Opening sends one read on the client, to start the SDK
+ * before the first lock call ({@code docs/backends/azure.md}, "Opening a manager").
  *
  * <p><b>Ownership.</b> {@link LockManager#close()} leaves the client as it found it: the manager
  * holds no connection or thread of its own on it, and the application keeps using it.

@@ -55,6 +55,26 @@ class AzureUnconfirmedRequestsTest {
                 .isLessThan(TTL);
     }
 
+    /**
+     * Every try of an acquisition proposes our lease id, and Azure grants an active lease again to its
+     * own id: the SDK's retry after our grant's reply was lost is granted too, not refused (409) as if
+     * someone else held the key, which would leave our unseen grant a phantom holder.
+     */
+    @Test
+    void anAcquisitionWhoseReplyWasLostIsGrantedToTheSdksRetry() {
+        acquiredByAnother(); // the blob exists, so the first request of the attempt below is the acquisition
+        RequestTap tap = new RequestTap().next(1, "acquire", Fault.LOSE_REPLY);
+        try (LockManager m = Azurite.open(uri(FAST), tap)) {
+            Lease lease = m.tryAcquire(key, LeaseOptions.ttl(TTL).withoutHeartbeat())
+                    .orElseThrow(() -> new AssertionError("the SDK's retry of our own acquisition was refused"));
+            assertThat(tap.tries("acquire")).as("our grant, its reply lost, then the SDK's retry")
+                    .extracting(Try::status).containsExactly(201, 201);
+            assertThat(m.inspect(key)).hasValueSatisfying(i -> assertThat(i.leaseId()).isEqualTo(lease.leaseId()));
+            lease.release();
+        }
+        acquiredByAnother();
+    }
+
     @Test
     void aClaimThatFailsIsGivenBackEvenWhenTheFirstReleaseIsLostToo() {
         RequestTap tap = new RequestTap()

@@ -26,6 +26,9 @@ import reactor.core.publisher.Mono;
 final class RequestTap implements HttpPipelinePolicy {
     private static final HttpHeaderName LEASE_ACTION = HttpHeaderName.fromString("x-ms-lease-action");
 
+    /** As the {@code op} of a rule: the next tries of whatever operation. */
+    static final String ANY = "*";
+
     /** What happens to a disturbed try. */
     enum Fault {
         /** Forwarded; the reply is dropped and the client sees an I/O error (the SDK retries). */
@@ -44,7 +47,7 @@ final class RequestTap implements HttpPipelinePolicy {
     private final List<Try> tries = new ArrayList<>();
     private final List<Rule> rules = new ArrayList<>();
 
-    /** Disturbs the next {@code count} tries of {@code op} with {@code fault}. */
+    /** Disturbs the next {@code count} tries of {@code op} ({@link #ANY}: of any operation) with {@code fault}. */
     synchronized RequestTap next(int count, String op, Fault fault) {
         return next(count, op, fault, Duration.ZERO);
     }
@@ -102,7 +105,7 @@ final class RequestTap implements HttpPipelinePolicy {
 
     private synchronized Rule take(String op) {
         for (Rule r : rules) {
-            if (r.op().equals(op) && r.left()[0] > 0) {
+            if ((r.op().equals(op) || r.op().equals(ANY)) && r.left()[0] > 0) {
                 r.left()[0]--;
                 return r;
             }
