@@ -373,8 +373,13 @@ class TckSelfTest {
     void lockContractCatchesALeaseTimerThatAThreadLimitStops() {
         Map<String, Throwable> failed = failures(OldLeaseTimerLocks.class,
                 "leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt", "leaseRenewsOnceThreadsCanStartAgain");
-        assertFailedOn(failed, "leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt",
-                "the holder's loss listener had fired when the contender got the key");
+        // the old timer's lease never fires onLost before the contender is in; on a loaded machine its
+        // last renewal may instead land late enough to be lost as EXPIRED: caught by the reason then
+        assertThat(failed).containsKey("leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt");
+        assertThat(describe(failed.get("leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt")))
+                .as("why leaseHeldWhileNoThreadCanStartIsLostBeforeAnyoneElseHoldsIt failed")
+                .containsAnyOf("the holder's loss listener had fired when the contender got the key",
+                        "reason of the loss of a lease no renewer thread could be started for");
         assertFailedOn(failed, "leaseRenewsOnceThreadsCanStartAgain", "whose thread starts were refused for its first");
     }
 
