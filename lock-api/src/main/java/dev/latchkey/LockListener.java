@@ -1,6 +1,7 @@
 package dev.latchkey;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * What happens to the leases of one {@link LockManager}: register one per manager with
@@ -28,6 +29,15 @@ public interface LockListener {
 
     /** {@code tryAcquire} found the key held, or {@code acquire} gave up after {@code waited}. */
     default void busy(String scheme, String key, Duration waited) {}
+
+    /**
+     * The store itself keeps {@code key} busy until about {@code until} (its wall clock, informational),
+     * whoever asks: not a holder, but a wait of the store's own, named by {@code reason} — for
+     * PostgreSQL's advisory mode {@code restart-guard}: the server restarted, and a lease from before
+     * may still be valid on a client that has not noticed. Reported, after {@link #busy}, for each
+     * acquisition the wait refused; the manager logs one WARNING when such a wait begins.
+     */
+    default void storeWait(String scheme, String key, String reason, Instant until) {}
 
     /** A renewal landed; the lease is valid for {@code validFor} more (TTL − safety margin). */
     default void renewed(String scheme, String key, Duration validFor) {}

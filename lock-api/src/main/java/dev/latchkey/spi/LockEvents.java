@@ -4,6 +4,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockListener;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
@@ -16,7 +17,8 @@ import java.util.function.Supplier;
 /**
  * The events of one manager's leases: logged, and handed to the manager's {@link LockListener}.
  * {@link ManagedLease} reports acquisitions, renewals, losses and releases itself; a manager
- * reports only {@link #busy} (a key found held).
+ * reports only {@link #busy} (a key found held), and the store's own waits ({@link #storeWait},
+ * {@link #storeWaitBegan}).
  *
  * <p><b>Guarantee.</b> Reporting an event never blocks and never throws, whatever the listener
  * does: it queues the event (at most {@value #QUEUE} waiting; beyond that it is dropped and the drop
@@ -29,8 +31,8 @@ import java.util.function.Supplier;
  * dropped like one that finds the queue full: the lease that reported it carries on regardless.
  *
  * <p><b>Logging</b> (logger {@code dev.latchkey.events}, through {@link System.Logger}): lost at
- * WARNING; a failed renewal and an unconfirmed release at INFO; acquired, busy and released at
- * DEBUG; renewed at TRACE. Messages name the scheme and the key, never a credential.
+ * WARNING, and so is the start of a store-side wait (once per wait); a failed renewal and an unconfirmed release at INFO; acquired, busy and released at
+ * DEBUG, and so is each acquisition a store-side wait refused; renewed at TRACE. Messages name the scheme and the key, never a credential.
  */
 public final class LockEvents {
     private static final System.Logger LOG = System.getLogger("dev.latchkey.events");
@@ -65,6 +67,24 @@ public final class LockEvents {
         Duration waited = since(calledNanos);
         log(Level.DEBUG, "busy", key, () -> "waited " + waited.toMillis() + " ms");
         deliver(l -> l.busy(scheme, key, waited));
+    }
+
+    /**
+     * The store itself refused {@code key} (not a holder): a wait of its own, named by {@code reason},
+     * keeps it busy until about {@code until}. Report it after {@link #busy}, once per refused call.
+     */
+    public void storeWait(String key, String reason, Instant until) {
+        log(Level.DEBUG, "kept busy by the store", key, () -> "(" + reason + ") until " + until);
+        deliver(l -> l.storeWait(scheme, key, reason, until));
+    }
+
+    /**
+     * A store-side wait began that keeps keys busy until about {@code until}: one WARNING line naming
+     * {@code reason} and {@code why} (no credential). The caller reports each wait once, when it first
+     * sees it, not per acquisition.
+     */
+    public void storeWaitBegan(String reason, Instant until, String why) {
+        LOG.log(Level.WARNING, scheme + " store wait (" + reason + "): keys are kept busy until " + until + ": " + why);
     }
 
     void acquired(String key, Duration latency) {

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,7 +31,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code latchkey.leases.held} (gauge): leases held now;</li>
  *   <li>{@code latchkey.renewal.failures} (counter): renewals that did not land;</li>
  *   <li>{@code latchkey.lost} (counter, tag {@code reason}): leases lost, by
- *       {@link LeaseLostException.Reason}.</li>
+ *       {@link LeaseLostException.Reason};</li>
+ *   <li>{@code latchkey.store.waits} (counter, tag {@code reason}, e.g. {@code restart-guard}):
+ *       acquisitions the store itself refused, not a holder ({@link LockListener#storeWait}); each is
+ *       also a {@code busy} acquire.</li>
  * </ul>
  * Events before {@link #bindTo} are counted in the gauge only. Thread-safe; it runs on the
  * managers' event threads, never on a lease's own (see {@link LockListener}).
@@ -56,6 +60,12 @@ public final class LatchkeyMetrics implements LockListener, MeterBinder {
     public void busy(String scheme, String key, Duration waited) {
         MeterRegistry r = registry;
         if (r != null) timer(r, "latchkey.acquire", scheme, "outcome", "busy").record(waited);
+    }
+
+    @Override
+    public void storeWait(String scheme, String key, String reason, Instant until) {
+        MeterRegistry r = registry;
+        if (r != null) Counter.builder("latchkey.store.waits").tag("scheme", scheme).tag("reason", reason).register(r).increment();
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,20 @@ class LatchkeyMetricsTest {
         assertThat(registry.getMeters()).as("meters are tagged by scheme and outcome, never by key")
                 .allSatisfy(m -> assertThat(m.getId().getTags()).extracting(t -> t.getKey())
                         .contains("scheme").isSubsetOf("scheme", "outcome", "end", "reason"));
+    }
+
+    /**
+     * A store wait (PostgreSQL's restart guard; its refusals are shown on a real server in
+     * lock-postgres's PrivateServerTest and lock-spring's restart test) is counted by scheme and reason.
+     */
+    @Test
+    void storeWaitsAreCountedBySchemeAndReason() {
+        metrics.bindTo(registry);
+        metrics.storeWait("postgres", "job", "restart-guard", Instant.now());
+        metrics.storeWait("postgres", "other", "restart-guard", Instant.now());
+        assertThat(registry.find("latchkey.store.waits").tag("scheme", "postgres").tag("reason", "restart-guard")
+                .counter().count()).isEqualTo(2.0);
+        assertThat(registry.getMeters()).extracting(m -> m.getId().getTags().size()).containsOnly(2);
     }
 
     /** The held-leases gauge; -1 before the first event registered it. */

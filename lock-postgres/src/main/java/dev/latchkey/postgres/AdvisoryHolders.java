@@ -9,8 +9,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Who holds which advisory lock, and breaking a holder: {@code pg_locks} joined with
@@ -24,12 +27,20 @@ import java.util.Optional;
  * holder; a role that may not see the holder's activity (another role without
  * {@code pg_read_all_stats}) gets the acquisition's TTL instead. Breaking a holder ends its session:
  * the server frees its locks at once, and the broken lease learns it within {@link SessionWatch#INTERVAL}.
+ *
+ * <p><b>The restart guard</b> ({@link AdvisorySessions}) holds no lock a server shows, yet keeps every
+ * key held before the server's start busy until the window ends: such a key is reported as held by
+ * the guard ({@link #guard}: no lease, no token, {@code expiresAt} = the window's end, the owner text
+ * says so), by {@code inspect}, {@code list} and a refused acquisition alike, and each acquisition the
+ * guard refused is reported as a store wait ({@link dev.latchkey.spi.LockEvents#storeWait}).
  */
 final class AdvisoryHolders {
     /** {@code application_name} is cut at 63 bytes: room for the lease id and a prefix of the configured name. */
     private static final int MARKER_PREFIX_MAX = 20;
     private static final String MARKER = " lease ";
     private static final int LEASE_ID_LENGTH = 36; // UUID.toString()
+    /** How the restart guard's owner text starts. */
+    static final String GUARD_OWNER = "the restart guard";
 
     private final AdvisoryLockManager manager;
     /** {@link #marker} before the lease id: printable ASCII only, as the server keeps it. */
@@ -64,12 +75,77 @@ final class AdvisoryHolders {
     }
 
     Optional<LockInfo> inspect(String key, long id) {
-        return holders(" AND ((l.classid::int8 << 32) | l.objid::int8) = ?", ps -> ps.setLong(1, id),
-                "inspecting '" + key + "'", key).stream().findFirst();
+        String action = "inspecting '" + key + "'";
+        Optional<LockInfo> held = holders(" AND ((l.classid::int8 << 32) | l.objid::int8) = ?", ps -> ps.setLong(1, id),
+                action, key).stream().findFirst();
+        return held.isPresent() ? held : guarded(" AND r.id = ?", ps -> ps.setLong(1, id), action).stream().findFirst();
     }
 
     List<LockInfo> list(String prefix) {
-        return holders(" AND starts_with(a.key, ?) ORDER BY a.key", ps -> ps.setString(1, prefix), "listing locks", null);
+        Binder byPrefix = ps -> ps.setString(1, prefix);
+        List<LockInfo> out = new ArrayList<>(holders(" AND starts_with(a.key, ?) ORDER BY a.key", byPrefix, "listing locks", null));
+        Set<String> held = out.stream().map(LockInfo::key).collect(Collectors.toSet());
+        guarded(" AND starts_with(r.key, ?)", byPrefix, "listing locks").stream().filter(g -> !held.contains(g.key())).forEach(out::add);
+        out.sort(Comparator.comparing(LockInfo::key));
+        return out;
+    }
+
+    /** Whether {@code info} is the restart guard's, not a holder's. */
+    static boolean isGuard(LockInfo info) {
+        return info.leaseId() == null && info.owner().startsWith(GUARD_OWNER);
+    }
+
+    /**
+     * After an acquisition of {@code key} was refused: reports it busy, and a store wait when the
+     * restart guard refused it. Returns who refused it (null: unknown, perhaps just released). A try
+     * ({@code look} false) looks only inside a restart window, so that outside one a refusal costs no
+     * round trip more; a failing look then only leaves the store wait unreported.
+     */
+    LockInfo refused(String key, long id, long calledNanos, boolean look) {
+        manager.runtime.events().busy(key, calledNanos);
+        if (!look && manager.sessions.window() == null) return null;
+        LockInfo who;
+        try {
+            who = inspect(key, id).orElse(null);
+        } catch (LockBackendException e) {
+            if (look) throw e;
+            return null;
+        }
+        if (who != null && isGuard(who)) manager.runtime.events().storeWait(key, AdvisorySessions.RESTART_GUARD, who.expiresAt());
+        return who;
+    }
+
+    /**
+     * The keys matching {@code condition} (on the table as {@code r}) that the restart guard keeps
+     * busy now: none outside a restart window. Checks the session first, which is how a manager that
+     * has not used the server since its start (a fresh {@code latchkey status}) learns of the window.
+     */
+    private List<LockInfo> guarded(String condition, Binder binder, String action) {
+        return manager.pool.callSession(action, s -> {
+            try {
+                manager.sessions.ready(s);
+            } catch (LockBackendException e) {
+                if (e.isRetriable()) throw e;
+                return List.of(); // a server or pooler this mode refuses: nothing is granted there, nothing guarded
+            }
+            AdvisorySessions.RestartWindow w = manager.sessions.window();
+            if (w == null) return List.of();
+            List<LockInfo> out = new ArrayList<>();
+            try (PreparedStatement ps = s.connection.prepareStatement("SELECT r.key FROM " + manager.settings.table
+                    + " r WHERE (r.acquired_at IS NULL OR r.acquired_at < to_timestamp(" + w.epoch() + "))" + condition)) {
+                binder.bind(ps);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) out.add(guard(rs.getString(1), w));
+                }
+            }
+            return out;
+        });
+    }
+
+    /** The restart guard as the holder of {@code key}: until the window's end, which {@code expiresAt} carries too. */
+    private static LockInfo guard(String key, AdvisorySessions.RestartWindow w) {
+        return new LockInfo(key, GUARD_OWNER + " until " + w.until() + " (PostgreSQL started at " + w.since()
+                + "; a lease from before may still be valid)", null, 0, null, w.until(), null);
     }
 
     /**

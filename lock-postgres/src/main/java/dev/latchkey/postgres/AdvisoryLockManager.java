@@ -97,7 +97,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
         super(settings, context, AdvisorySession::new);
         this.hash = hash;
         this.idleName = settings.properties.getProperty("ApplicationName");
-        this.sessions = new AdvisorySessions(settings, context.time());
+        this.sessions = new AdvisorySessions(settings, context.time(), runtime.events());
         this.holders = new AdvisoryHolders(this, idleName);
         this.watch = new SessionWatch(runtime);
         recordLater = "WITH s AS (SELECT set_config('synchronous_commit', 'off', true))"
@@ -131,7 +131,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
         checkTtl(options.ttl());
         long called = context.time().nanoTime();
         Lease lease = attempt(prepare(key), options, null);
-        if (lease == null) runtime.events().busy(key, called);
+        if (lease == null) holders.refused(key, hash.applyAsLong(key), called, false);
         return Optional.ofNullable(lease);
     }
 
@@ -142,14 +142,7 @@ final class AdvisoryLockManager extends PgLockManager<AdvisorySession> {
         long called = context.time().nanoTime();
         Lease lease = attempt(key, options, maxWait.toMillis() < 1 ? null : maxWait);
         if (lease != null) return lease;
-        runtime.events().busy(key, called);
-        LockInfo holder = inspect(key).orElse(null);
-        long windowLeft = sessions.restartWindowLeftNanos();
-        if (holder == null && windowLeft > 0) {
-            holder = new LockInfo(key, "a lease from before the server's last start, which may still be valid for "
-                    + TimeUnit.NANOSECONDS.toSeconds(windowLeft) + " s", null, 0, null, null, Map.of());
-        }
-        throw new LockTimeoutException(key, maxWait, holder);
+        throw new LockTimeoutException(key, maxWait, holders.refused(key, hash.applyAsLong(key), called, true));
     }
 
     static void checkTtl(Duration ttl) {

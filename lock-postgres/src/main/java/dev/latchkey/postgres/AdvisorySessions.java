@@ -1,14 +1,18 @@
 package dev.latchkey.postgres;
 
 import dev.latchkey.LockBackendException;
+import dev.latchkey.spi.LockEvents;
 import dev.latchkey.spi.TimeSource;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.postgresql.PGConnection;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.ServerVersion;
@@ -52,7 +56,8 @@ import org.postgresql.core.ServerVersion;
  *       since then, {@link #sql} compiles in the guard that refuses keys whose row records a holder
  *       from before ({@link AdvisorySql}); afterwards the plain statements run again. The registry's
  *       longest TTL is raised, durably, before a lease with a longer one is taken, so it covers every
- *       lease granted before the start.</li>
+ *       lease granted before the start. A manager logs one WARNING (through {@link LockEvents}) for
+ *       each window it sees, when it first sees it.</li>
  * </ul>
  */
 final class AdvisorySessions {
@@ -65,19 +70,27 @@ final class AdvisorySessions {
             + " set_config('idle_in_transaction_session_timeout', '0', false),"
             + " (SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'transaction_timeout'))";
 
-    /** A restart window: until when (local monotonic clock), the start it follows, and its guarded statements. */
-    private record RestartWindow(long untilNanos, String epoch, AdvisorySql guarded) {}
+    /**
+     * A restart window: until when (local monotonic clock; and as the server's wall-clock instant, informational),
+     * the start it follows (as the server's epoch text and as an instant), and its guarded statements.
+     */
+    record RestartWindow(long untilNanos, Instant until, String epoch, Instant since, AdvisorySql guarded) {}
+
+    /** The {@link LockEvents} reason of a key kept busy by the restart window. */
+    static final String RESTART_GUARD = "restart-guard";
 
     private final PgSettings settings;
     private final TimeSource time;
+    private final LockEvents events;
     final AdvisorySql plain;
     private final String checkSql;
     /** The latest restart window seen (null: none yet); over once its time has passed. */
-    private volatile RestartWindow window;
+    private final AtomicReference<RestartWindow> window = new AtomicReference<>();
 
-    AdvisorySessions(PgSettings settings, TimeSource time) {
+    AdvisorySessions(PgSettings settings, TimeSource time, LockEvents events) {
         this.settings = settings;
         this.time = time;
+        this.events = events;
         this.plain = new AdvisorySql(settings, null, null);
         String reg = settings.registry;
         // The era: the latest of the server's start, its last crash (stats reset on crash recovery) and the
@@ -96,7 +109,7 @@ final class AdvisorySessions {
                 + "  CASE WHEN era.since + era.max_ttl_ms * interval '1 millisecond' > clock_timestamp()"
                 + "   AND EXISTS (SELECT 1 FROM " + settings.table + " a WHERE a.acquired_at IS NULL OR a.acquired_at < era.since)"
                 + "   THEN ceil(extract(epoch FROM era.since - clock_timestamp()) * 1000 + era.max_ttl_ms)::bigint ELSE 0 END,"
-                + "  CASE WHEN pg_backend_pid() = ? THEN " + SESSION_SETTINGS + " END"
+                + "  CASE WHEN pg_backend_pid() = ? THEN " + SESSION_SETTINGS + " END, era.max_ttl_ms"
                 + " FROM era";
     }
 
@@ -121,6 +134,7 @@ final class AdvisorySessions {
         String foreignMark;
         String epoch;
         long windowMillis;
+        long maxTtlMillis;
         try (PreparedStatement ps = c.prepareStatement(checkSql)) {
             ps.setInt(1, announced);
             try (ResultSet rs = ps.executeQuery()) {
@@ -129,6 +143,7 @@ final class AdvisorySessions {
                 foreignMark = rs.getString(2);
                 epoch = rs.getString(3);
                 windowMillis = rs.getLong(4);
+                maxTtlMillis = rs.getLong(6);
             }
         }
         if (pid == announced) {
@@ -143,13 +158,27 @@ final class AdvisorySessions {
         }
         s.readsWithoutWaiting = PgDriver.skipPeek(c);
         if (windowMillis > 0) {
-            RestartWindow w = window;
-            if (w == null || !epoch.equals(w.epoch)) {
-                window = new RestartWindow(time.nanoTime() + TimeUnit.MILLISECONDS.toNanos(windowMillis), epoch,
-                        new AdvisorySql(settings, null, epoch));
-            }
+            RestartWindow w = window.get();
+            if (w == null || !epoch.equals(w.epoch)) opened(w, epoch, windowMillis, maxTtlMillis);
         }
         s.checked = true;
+    }
+
+    /**
+     * A new restart window of {@code windowMillis} (by the server's clock, the longest TTL
+     * {@code maxTtlMillis} after the start at {@code epoch}), replacing {@code seen}; warned of by the
+     * one connection that records it (several may see it at once).
+     */
+    private void opened(RestartWindow seen, String epoch, long windowMillis, long maxTtlMillis) {
+        Instant since = Instant.ofEpochMilli(new BigDecimal(epoch).movePointRight(3).longValue());
+        Instant until = since.plusMillis(maxTtlMillis); // the server's instant: every manager shows the same
+        RestartWindow fresh = new RestartWindow(time.nanoTime() + TimeUnit.MILLISECONDS.toNanos(windowMillis), until,
+                epoch, since, new AdvisorySql(settings, null, epoch));
+        if (!window.compareAndSet(seen, fresh)) return;
+        events.storeWaitBegan(RESTART_GUARD, until, "PostgreSQL at " + settings.endpoint + " started at " + since
+                + " (a restart, a crash or a failover), which freed every advisory lock; no key held before then is"
+                + " granted again until the longest TTL recorded in " + settings.registry + " has passed, since a lease"
+                + " from before may still be valid on a client that has not noticed");
     }
 
     /** Marks the session behind a pooler, proves no other client sees the mark, then sets it up as a direct one is. */
@@ -205,14 +234,20 @@ final class AdvisorySessions {
 
     /** The statements for {@code s} now: with the restart guard inside a restart window. */
     AdvisorySql sql(AdvisorySession s) {
-        RestartWindow w = window;
-        if (w == null || time.nanoTime() - w.untilNanos >= 0) return s.sql;
+        RestartWindow w = window();
+        if (w == null) return s.sql;
         return s.mark == null ? w.guarded : new AdvisorySql(settings, s.mark, w.epoch);
+    }
+
+    /** The restart window in force now, or null outside one. */
+    RestartWindow window() {
+        RestartWindow w = window.get();
+        return w == null || time.nanoTime() - w.untilNanos >= 0 ? null : w;
     }
 
     /** How long the restart window still lasts (0 outside one). */
     long restartWindowLeftNanos() {
-        RestartWindow w = window;
+        RestartWindow w = window.get();
         return w == null ? 0 : Math.max(0, w.untilNanos - time.nanoTime());
     }
 

@@ -194,10 +194,15 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
 
     /** Runs {@code work} on a pooled connection, translating failures. */
     <T> T call(String action, SqlWork<T> work) {
+        return callSession(action, s -> work.run(s.connection));
+    }
+
+    /** {@link #call}, handing {@code work} the pooled session itself. */
+    <T> T callSession(String action, SessionWork<S, T> work) {
         S s = borrow();
         boolean broken = true;
         try {
-            T result = work.run(s.connection);
+            T result = work.run(s);
             broken = false;
             return result;
         } catch (SQLException e) {
@@ -225,6 +230,12 @@ final class PgPool<S extends PgSession> implements AutoCloseable {
             idleLock.unlock();
         }
         drainIdle();
+    }
+
+    /** A unit of JDBC work on a session. */
+    @FunctionalInterface
+    interface SessionWork<S, T> {
+        T run(S session) throws SQLException;
     }
 
     /** A unit of JDBC work. */

@@ -9,8 +9,10 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockInfo;
+import dev.latchkey.LockListener;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
+import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.nio.file.Files;
@@ -20,13 +22,21 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -128,6 +138,69 @@ class PrivateServerTest {
             assertThat(lease.inspect(k).map(LockInfo::leaseId)).contains(l.leaseId());
             l.release();
             assertThat(lease.inspect(k)).isEmpty();
+        }
+    }
+
+    /**
+     * While the restart guard keeps a key busy, a user can see it: {@code inspect} and {@code list}
+     * (also of a manager opened after the restart, as {@code latchkey status} is) name the guard and
+     * its end, a refused acquisition names it, each refusal is a {@code storeWait} event, and each
+     * manager logs one WARNING for the window, not one per attempt. A key never held is not guarded.
+     */
+    @Test
+    void restartGuardShowsInInspectListRefusalsEventsAndOneWarningPerManager() throws Exception {
+        Duration ttl = Duration.ofSeconds(60); // the window outlasts the test: nothing here waits for it
+        LeaseOptions options = LeaseOptions.ttl(ttl);
+        BlockingQueue<String> storeWaits = new LinkedBlockingQueue<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void storeWait(String scheme, String key, String reason, Instant until) {
+                storeWaits.add(scheme + " " + key + " " + reason + " " + until);
+            }
+        };
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= Level.WARNING.intValue() && r.getMessage().contains(schema("guard"))) {
+                    warnings.add(r.getMessage());
+                }
+            }
+            @Override public void flush() {}
+            @Override public void close() {}
+        };
+        Logger events = Logger.getLogger("dev.latchkey.events");
+        events.addHandler(handler);
+        try (LockManager m = Latchkey.open(uri + "?schema=" + schema("guard"), LockContext.defaults().withListener(listener))) {
+            String k = tag + "/guarded";
+            m.tryAcquire(k, options).orElseThrow().release(); // its row now records a holder from before the restart
+            server("restart");
+
+            assertThat(recovers(() -> m.tryAcquire(k, options))).isEmpty();
+            assertThat(m.tryAcquire(k, options)).isEmpty();
+            assertThatThrownBy(() -> m.acquire(k, Duration.ofMillis(200), options)).isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("held by the restart guard until ");
+            LockInfo guard = m.inspect(k).orElseThrow();
+            assertThat(guard.owner()).startsWith("the restart guard until " + guard.expiresAt());
+            assertThat(guard.leaseId()).isNull();
+            assertThat(guard.expiresAt()).isAfter(Instant.now()).isBefore(Instant.now().plus(ttl).plusSeconds(1));
+            for (int i = 0; i < 3; i++) {
+                assertThat(storeWaits.poll(30, TimeUnit.SECONDS)).as("store wait %d", i)
+                        .isEqualTo("postgres " + k + " restart-guard " + guard.expiresAt());
+            }
+            assertThat(m.tryAcquire(tag + "/never-held", options)).as("a key never held is not guarded").isPresent()
+                    .get().satisfies(Lease::release);
+            assertThat(warnings).as("WARNING lines of the manager that saw the restart").hasSize(1);
+            assertThat(warnings.get(0)).contains("restart-guard", guard.expiresAt().toString(), endpoint).doesNotContain(password);
+
+            try (LockManager fresh = Latchkey.open(uri + "?schema=" + schema("guard"))) {
+                assertThat(fresh.inspect(k)).as("a manager opened after the restart sees the guard").contains(guard);
+                assertThat(fresh.list(tag)).containsExactly(guard);
+                assertThat(fresh.inspect(tag + "/unknown")).isEmpty();
+            }
+            assertThat(warnings).as("one more WARNING, of the fresh manager").hasSize(2);
+            assertThat(storeWaits).as("no store wait but for refused acquisitions").isEmpty();
+        } finally {
+            events.removeHandler(handler);
         }
     }
 

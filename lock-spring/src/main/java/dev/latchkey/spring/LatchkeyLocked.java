@@ -16,9 +16,12 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p><b>Guarantee.</b> Each call makes one attempt ({@code tryAcquire}, no waiting). If another holder
- * has the key, the method body does not run and the call returns at once (a skip, logged at debug)
- * with no value: {@code null}, or for a primitive return type its zero ({@code 0}, {@code false}),
- * or for {@link java.util.Optional} an empty one.
+ * has the key (or the store keeps it busy, as PostgreSQL's restart guard does), or the store fails
+ * ({@link dev.latchkey.LockBackendException}), the method body does not run and the call returns at
+ * once (a skip) with no value: {@code null}, or for a primitive return type its zero ({@code 0},
+ * {@code false}), or for {@link java.util.Optional} an empty one. Skips are logged once per change:
+ * the first skip after a run at INFO naming the holder, repeats at DEBUG; a store failure as one WARN
+ * line (message and causes) per distinct cause, repeats and stack traces at DEBUG.
  * Otherwise the body runs under a heartbeating lease, released when it returns or throws. If the
  * lease is lost during the run (broken by a force release, store unreachable past the safety
  * margin), the method's thread is interrupted: blocking calls in it throw

@@ -4,6 +4,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
+import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import java.lang.reflect.Array;
 import java.lang.reflect.Method;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -35,6 +37,7 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
     private final Supplier<LatchkeyProperties> properties;
     /** Resolves {@code ${…}} and {@code #{…}} in the key and TTL, as {@code @Scheduled}'s attributes are. */
     private final StringValueResolver values;
+    private final Outcomes outcomes = new Outcomes();
 
     LatchkeyLockedInterceptor(Supplier<LockManager> locks, Supplier<LatchkeyProperties> properties, StringValueResolver values) {
         this.locks = locks;
@@ -84,11 +87,19 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
         LeaseOptions options = (ttl == null ? properties.get().leaseOptions() : properties.get().leaseOptions(ttl))
                 .withMetadata(Map.of("method", name));
         Duration hold = holdAtLeast(spec, values);
-        Optional<Lease> taken = locks.get().tryAcquire(key, options);
-        if (taken.isEmpty()) {
-            log.debug("skipped " + name + ": '" + key + "' is held elsewhere");
+        LockManager manager = locks.get();
+        Optional<Lease> taken;
+        try {
+            taken = manager.tryAcquire(key, options);
+        } catch (LockBackendException e) {
+            outcomes.failed(name, key, e);
             return skipped(method.getReturnType());
         }
+        if (taken.isEmpty()) {
+            outcomes.skipped(name, key, manager);
+            return skipped(method.getReturnType());
+        }
+        outcomes.ran(name, key);
         // from once the key is ours, so the store holds it at least that long after the run started
         return runHolding(taken.get(), name, invocation, System.nanoTime() + hold.toNanos());
     }
@@ -150,6 +161,64 @@ final class LatchkeyLockedInterceptor implements MethodInterceptor {
                     log.debug("release of '" + lease.key() + "' after its hold-at-least: " + e.getMessage());
                 }
             });
+        }
+    }
+
+    /**
+     * The log of skips and store failures: one line when a method's outcome changes, not one per
+     * scheduled call. A method's first skip after a run (or a failure) is logged at INFO naming the
+     * holder (one {@code inspect}; PostgreSQL's restart guard shows there with its end), repeats at
+     * DEBUG; a store failure is one WARN line (message and causes, no stack trace) per distinct cause,
+     * repeats and the stack trace at DEBUG; the first run after a failure says so at INFO.
+     */
+    private static final class Outcomes {
+        private static final String RAN = "ran";
+        private static final String SKIPPED = "skipped";
+        /** The last outcome of each method and key. */
+        private final Map<String, String> last = new ConcurrentHashMap<>();
+
+        void ran(String name, String key) {
+            String before = last.put(name + " " + key, RAN);
+            if (before != null && !before.equals(RAN) && !before.equals(SKIPPED)) {
+                log.info(name + " runs again: the lock store answers for '" + key + "'");
+            }
+        }
+
+        void skipped(String name, String key, LockManager manager) {
+            if (SKIPPED.equals(last.put(name + " " + key, SKIPPED))) {
+                if (log.isDebugEnabled()) log.debug("skipped " + name + ": '" + key + "' is still busy");
+                return;
+            }
+            String holder;
+            try {
+                holder = manager.inspect(key).map(LockInfo::describeHolder).orElse("another holder, gone since");
+            } catch (LockBackendException e) {
+                holder = "another holder (the store did not say who: " + e.getMessage() + ")";
+            }
+            log.info("skipped " + name + ": '" + key + "' is held by " + holder
+                    + " (further skips are logged at DEBUG until it runs or fails)");
+        }
+
+        void failed(String name, String key, LockBackendException e) {
+            String cause = oneLine(e);
+            if (cause.equals(last.put(name + " " + key, cause))) {
+                if (log.isDebugEnabled()) log.debug("skipped " + name + " again: the lock store failed: " + cause, e);
+                return;
+            }
+            log.warn("skipped " + name + ": the lock store failed for '" + key + "': " + cause
+                    + " (the same failure again is logged at DEBUG, with its stack trace)");
+            if (log.isDebugEnabled()) log.debug("the failure of the lock store for " + name, e);
+        }
+
+        /** {@code e}'s message and those of its causes that add to it, in one line. */
+        static String oneLine(Throwable e) {
+            StringBuilder sb = new StringBuilder(String.valueOf(e.getMessage()));
+            int depth = 0; // a cause chain may loop
+            for (Throwable c = e.getCause(); c != null && depth++ < 8; c = c.getCause()) {
+                String m = c.getMessage();
+                if (m != null && sb.indexOf(m) < 0) sb.append("; caused by ").append(c.getClass().getSimpleName()).append(": ").append(m);
+            }
+            return sb.toString().replaceAll("\\s*\\R\\s*", " ");
         }
     }
 

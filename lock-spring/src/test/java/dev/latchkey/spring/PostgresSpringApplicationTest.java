@@ -2,10 +2,17 @@ package dev.latchkey.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.latchkey.Latchkey;
+import dev.latchkey.LockInfo;
+import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,6 +43,71 @@ class PostgresSpringApplicationTest extends SpringApplicationScenarios {
     @Override
     String uri() {
         return uri;
+    }
+
+    /**
+     * A restart under a running application shows up where its user looks: the restart guard keeps
+     * the scheduled job's key busy for the longest TTL (30 s here), and meanwhile {@code inspect} (what
+     * {@code latchkey status} prints) names the guard and its end, the application logs one WARN for the
+     * guard and one INFO for the skips however many calls are skipped, and {@code latchkey.store.waits}
+     * counts the refusals. A schema of its own, so that the window keeps no other test's keys busy.
+     */
+    @Test
+    void aRestartShowsInStatusTheLogAndAMetric() throws Exception {
+        String schemaUri = uri + "?schema=spring_restart_" + UUID.randomUUID().toString().substring(0, 8);
+        LockedJobApp.Runs runs = new LockedJobApp.Runs();
+        try (ConfigurableApplicationContext app = LockedJobApp.start(runs, "latchkey.uri=" + schemaUri, "latchkey.ttl=30s");
+             CapturedLog output = new CapturedLog()) { // after the start, which resets java.util.logging
+            Await.until("a run before the restart", () -> runs.bodies.get() >= 1);
+            ExternalServer.script("postgres", "restart", dir.toString());
+
+            MeterRegistry meters = app.getBean(MeterRegistry.class);
+            Await.until("store waits counted", () -> storeWaits(meters) >= 3);
+            String skipLine = "skipped Job.run: '" + LockedJobApp.KEY + "' is held by the restart guard until ";
+            Await.until("the skip logged at INFO", () -> output.text().contains(skipLine));
+            int bodies = runs.bodies.get();
+            int attempts = runs.attempts.get();
+            Await.until("more skipped calls", () -> runs.attempts.get() >= attempts + 5);
+            assertThat(runs.bodies.get()).as("no run while the guard lasts (30 s)").isEqualTo(bodies);
+            assertThat(output.count(skipLine)).as("skip lines").isEqualTo(1);
+            assertThat(output.text()).containsPattern("INFO dev\\.latchkey\\.spring\\.LatchkeyLockedInterceptor - .*" + Pattern.quote(skipLine));
+            assertThat(output.count("WARNING postgres store wait (restart-guard)")).as("WARNING lines of the guard").isEqualTo(1);
+
+            try (LockManager status = Latchkey.open(schemaUri)) {
+                LockInfo guard = status.inspect(LockedJobApp.KEY).orElseThrow();
+                assertThat(guard.owner()).startsWith("the restart guard until " + guard.expiresAt());
+                assertThat(guard.expiresAt()).isAfter(Instant.now());
+            }
+            assertThat(runs.errors).as("nothing thrown to the scheduler").isEmpty();
+        }
+    }
+
+    private static double storeWaits(MeterRegistry meters) {
+        var counter = meters.find("latchkey.store.waits").tags("scheme", "postgres", "reason", "restart-guard").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    /**
+     * A wrong password fails every scheduled call: logged as one WARN line naming the cause, without a
+     * stack trace, however many calls fail, and nothing is thrown to the scheduler.
+     */
+    @Test
+    void aFailingStoreIsOneLogLinePerCause() {
+        String password = LockUri.parse(uri).password().orElseThrow();
+        String wrong = uri.replace(":" + password + "@", ":not-" + password + "@");
+        assertThat(wrong).isNotEqualTo(uri);
+        LockedJobApp.Runs runs = new LockedJobApp.Runs();
+        try (CapturedLog output = new CapturedLog();
+             ConfigurableApplicationContext app = LockedJobApp.start(runs, "latchkey.uri=" + wrong, "latchkey.ttl=" + TTL)) {
+            Await.until("ten failed calls", () -> runs.attempts.get() >= 10);
+            String failLine = "skipped Job.run: the lock store failed for '" + LockedJobApp.KEY + "': ";
+            assertThat(output.count(failLine)).as("failure lines").isEqualTo(1);
+            assertThat(output.text()).containsPattern("WARN dev\\.latchkey\\.spring\\.LatchkeyLockedInterceptor - .*" + Pattern.quote(failLine));
+            assertThat(output.text()).contains("password authentication failed").doesNotContain("\tat org.postgresql")
+                    .doesNotContain("not-" + password);
+            assertThat(runs.bodies.get()).isZero();
+            assertThat(runs.errors).as("nothing thrown to the scheduler").isEmpty();
+        }
     }
 
     @Test
