@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show who holds the lock KEY.",
             "Prints 'name value' lines: key, state (held|free), and for a held lock owner, since, "
-                    + "expires, token, lease and any metadata (meta.cmd is the command of 'latchkey run').",
+                    + "expires, token, lease and any metadata (meta.cmd is the command of 'latchkey run'); "
+                    + "a line whose value the backend does not know is left out.",
             "With --json, one JSON object: key, held, owner, leaseId, fencingToken (null where the backend "
                     + "has no fencing tokens), acquiredAt, expiresAt (ISO-8601, or null), metadata; null fields "
                     + "and an empty metadata when the lock is free."})
@@ -58,10 +59,11 @@ final class StatusCommand implements Callable<Integer> {
                 out.println("key      " + key);
                 out.println("state    held");
                 out.println("owner    " + i.owner());
-                out.println("since    " + i.acquiredAt());
-                out.println("expires  " + i.expiresAt());
+                // a store-side wait (PostgreSQL's restart guard) has an end but no acquisition and no lease
+                if (i.acquiredAt() != null) out.println("since    " + i.acquiredAt());
+                if (i.expiresAt() != null) out.println("expires  " + i.expiresAt());
                 out.println("token    " + i.fencingToken());
-                out.println("lease    " + i.leaseId());
+                if (i.leaseId() != null) out.println("lease    " + i.leaseId());
                 i.metadata().forEach((k, v) -> out.println("meta." + k + " " + v));
             }
             out.flush();
