@@ -330,8 +330,7 @@ final class BrokenBackends {
      * never woken by a release — while {@code real}'s NATIVE_WAIT is still declared.
      */
     static LockManager pollingOnly(LockManager real, Duration poll) {
-        return new LockManager() {
-            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) { return real.tryAcquire(key, options); }
+        return new ForwardingLockManager("polling-only", real) {
             @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
                 long deadline = System.nanoTime() + maxWait.toNanos();
                 while (true) {
@@ -347,34 +346,17 @@ final class BrokenBackends {
                     }
                 }
             }
-            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
-            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
-            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
-            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
-            @Override public Set<Capability> capabilities() { return real.capabilities(); }
-            @Override public String description() { return "polling-only:" + real.description(); }
-            @Override public void close() { real.close(); }
         };
     }
 
     /** A correct manager that hands out fencing token 1 to everyone while declaring FENCING_TOKENS. */
     static LockManager constantToken(LockManager real) {
-        return new LockManager() {
-            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-                return real.tryAcquire(key, options).map(TokenOne::new);
-            }
-            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
-                return new TokenOne(real.acquire(key, maxWait, options));
-            }
+        return new ForwardingLockManager("token-one", real) {
+            @Override Lease wrap(Lease lease) { return new TokenOne(lease); }
             @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key).map(BrokenBackends::tokenOne); }
             @Override public List<LockInfo> list(String prefix) {
                 return real.list(prefix).stream().map(BrokenBackends::tokenOne).collect(Collectors.toList());
             }
-            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
-            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
-            @Override public Set<Capability> capabilities() { return real.capabilities(); }
-            @Override public String description() { return "token-one:" + real.description(); }
-            @Override public void close() { real.close(); }
         };
     }
 
@@ -384,20 +366,8 @@ final class BrokenBackends {
      * TTL the lease was taken with, and {@link Lease#release(Duration)} keeps nothing.
      */
     static LockManager localTtlChange(LockManager real) {
-        return new LockManager() {
-            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-                return real.tryAcquire(key, options).map(LocalTtl::new);
-            }
-            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
-                return new LocalTtl(real.acquire(key, maxWait, options));
-            }
-            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
-            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
-            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
-            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
-            @Override public Set<Capability> capabilities() { return real.capabilities(); }
-            @Override public String description() { return "local-ttl:" + real.description(); }
-            @Override public void close() { real.close(); }
+        return new ForwardingLockManager("local-ttl", real) {
+            @Override Lease wrap(Lease lease) { return new LocalTtl(lease); }
         };
     }
 
@@ -463,20 +433,13 @@ final class BrokenBackends {
      * the critical-section checker can catch them.
      */
     static LockManager doubleGrant(LockManager real) {
-        return new LockManager() {
+        return new ForwardingLockManager("double-grant", real) {
             @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
                 return Optional.of(real.tryAcquire(key, options).orElseGet(() -> new Ghost(key, options)));
             }
             @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
                 return tryAcquire(key, options).orElseThrow();
             }
-            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
-            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
-            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
-            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
-            @Override public Set<Capability> capabilities() { return real.capabilities(); }
-            @Override public String description() { return "double-grant:" + real.description(); }
-            @Override public void close() { real.close(); }
         };
     }
 

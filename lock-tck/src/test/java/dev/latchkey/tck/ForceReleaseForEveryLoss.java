@@ -4,7 +4,6 @@ import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseLostException.Reason;
-import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.engine.LeaseEngine;
@@ -12,9 +11,7 @@ import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -47,20 +44,8 @@ final class ForceReleaseForEveryLoss {
     static LockManager open(Map<String, BrokenBackends.Rec> backing, SteppedServerTime server, LockContext context) {
         LockManager real = new LeaseEngine(new BrokenBackends.WallClockAgeStore(backing, server), context,
                 Set.of(Capability.SERVER_SIDE_EXPIRY, Capability.FENCING_TOKENS));
-        return new LockManager() {
-            @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) {
-                return real.tryAcquire(key, options).map(Misreported::new);
-            }
-            @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) {
-                return new Misreported(real.acquire(key, maxWait, options));
-            }
-            @Override public Optional<LockInfo> inspect(String key) { return real.inspect(key); }
-            @Override public List<LockInfo> list(String prefix) { return real.list(prefix); }
-            @Override public boolean forceRelease(String key) { return real.forceRelease(key); }
-            @Override public boolean forceRelease(String key, String leaseId) { return real.forceRelease(key, leaseId); }
-            @Override public Set<Capability> capabilities() { return real.capabilities(); }
-            @Override public String description() { return "every-loss-force-released:" + real.description(); }
-            @Override public void close() { real.close(); }
+        return new ForwardingLockManager("every-loss-force-released", real) {
+            @Override Lease wrap(Lease lease) { return new Misreported(lease); }
         };
     }
 
