@@ -94,9 +94,12 @@ interface ClickHouseStatements extends AutoCloseable {
     /** What a request's failure surfaces as (see the interface comment). */
     static LockException failure(ClickHouseSettings settings, String what, Exception e) {
         if (e instanceof LockException lockException) return lockException;
-        if (e instanceof InterruptedException) {
-            Thread.currentThread().interrupt();
-            return new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
+        // the JDBC driver wraps an interrupted wait in its SQLException: the interrupt is the caller's either way
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+                return new LockBackendException("interrupted during " + what + " at ClickHouse " + settings.endpoint(), false, e);
+            }
         }
         Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
         boolean retriable = true;
