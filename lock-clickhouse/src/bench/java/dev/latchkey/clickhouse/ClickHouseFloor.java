@@ -9,7 +9,7 @@ import java.util.Map;
  * Floor of {@code clickhouse://} for {@code latchkey bench}: one {@code SELECT 1} round trip over a
  * client built exactly as the backend builds its own ({@link ClickHouseSettings#newClient()}: same
  * endpoint, credentials, timeouts, retries and session settings), sent and read the way the backend
- * reads its lock rows ({@link ClickHouseStatements#query}, with the same request limits). Acquire is that round trip; release does nothing. So the backend's
+ * reads its lock rows ({@link ClientStatements#query}, with the same request limits). Acquire is that round trip; release does nothing. So the backend's
  * acquire+release, divided by this, says how many round trips (plus the settle window) a lock
  * costs on this server.
  *
@@ -45,12 +45,12 @@ public final class ClickHouseFloor implements Baseline {
     @Override
     public Session open(LockUri uri) {
         ClickHouseSettings settings = ClickHouseSettings.from(uri);
-        ClickHouseStatements sql = new ClickHouseStatements(settings, settings.newClient(), true);
+        ClickHouseStatements sql = new ClientStatements(settings, settings.newClient(), true);
         return new Session() {
             @Override
             public void acquire() {
-                List<Integer> rows = sql.query("SELECT 1", "SELECT 1 AS one", Map.of(), r -> r.getInteger("one"));
-                if (rows.size() != 1 || rows.get(0) != 1) {
+                List<Long> rows = sql.query("SELECT 1", "SELECT 1 AS one", Map.of(), r -> r.number("one"));
+                if (rows.size() != 1 || rows.get(0) != 1L) {
                     throw new IllegalStateException("SELECT 1 at ClickHouse " + settings.endpoint() + " returned " + rows.size()
                             + " rows");
                 }

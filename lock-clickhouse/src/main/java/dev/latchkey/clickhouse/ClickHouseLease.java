@@ -1,6 +1,5 @@
 package dev.latchkey.clickhouse;
 
-import com.clickhouse.client.api.command.CommandSettings;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LeaseOptions;
@@ -32,7 +31,7 @@ final class ClickHouseLease extends ManagedLease {
     private long revision = 1;
     /** The heartbeat's request limits for {@code limitsTtl}, built once per TTL rather than per request. */
     private Duration limitsTtl;
-    private CommandSettings limits;
+    private ClickHouseStatements.Limits limits;
 
     ClickHouseLease(ClickHouseLockManager manager, ClickHouseLockManager.Candidate row, LeaseOptions options,
                     long requestSentNanos) {
@@ -58,7 +57,7 @@ final class ClickHouseLease extends ManagedLease {
         manager.checkTtl(ttl);
     }
 
-    private CommandSettings limits(Duration ttl) {
+    private ClickHouseStatements.Limits limits(Duration ttl) {
         if (!ttl.equals(limitsTtl)) {
             limits = manager.heartbeatLimits(ttl);
             limitsTtl = ttl;

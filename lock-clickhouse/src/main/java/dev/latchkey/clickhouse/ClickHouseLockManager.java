@@ -1,8 +1,5 @@
 package dev.latchkey.clickhouse;
 
-import com.clickhouse.client.api.Client;
-import com.clickhouse.client.api.command.CommandSettings;
-import com.clickhouse.client.api.data_formats.ClickHouseBinaryFormatReader;
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
@@ -67,7 +64,9 @@ import java.util.regex.Pattern;
  * (unless the server executes the insert later than its TTL, or the manager is closed first).
  *
  * <p><b>Timeouts.</b> Each request waits at most {@code timeout} to connect, for a pooled
- * connection and for its reply; the client never retries, so an outage surfaces after one timeout.
+ * connection and for its reply (on the JDBC route, the wait for one of the data source's
+ * connections is the data source's own: {@link JdbcStatements}); the client never retries, so an
+ * outage surfaces after one timeout.
  * A lease's heartbeat waits at most {@code min(timeout, ttl/10)} for a pooled connection and for
  * the reply: a renewal that hangs ends a tenth of the TTL later, well inside the lease's TTL/5
  * safety margin, and leaves time for further attempts before its deadline. Its release waits
@@ -113,19 +112,18 @@ final class ClickHouseLockManager implements LockManager {
     private final String tombstoneSql;
     private final String releaseSql;
     private final String deleteStaleSql;
-    private final CommandSettings deleteStaleLimits;
+    private final ClickHouseStatements.Limits deleteStaleLimits;
 
     /**
-     * @param client     the client every statement goes through
-     * @param ownsClient whether {@link #close} closes it: true for the one the URI route built,
-     *                   false for the application's ({@link ClickHouseLocks})
+     * @param sql the route every statement goes through (client-v2 or JDBC); {@link #close} closes
+     *            it, which closes only what the route itself built
      */
-    ClickHouseLockManager(ClickHouseSettings settings, Client client, boolean ownsClient, LockContext context) {
+    ClickHouseLockManager(ClickHouseSettings settings, ClickHouseStatements sql, LockContext context) {
         this.settings = settings;
         this.time = context.time();
         this.runtime = LeaseRuntime.create(context, "clickhouse");
         this.table = settings.qualifiedTable();
-        this.sql = new ClickHouseStatements(settings, client, ownsClient);
+        this.sql = sql;
         this.withdrawals = new CandidateWithdrawals(runtime, this::tombstone);
         this.readCandidatesSql = collapsed("state_id = {key:String}");
         // The token is fixed at insert: above every token ever recorded for the key (every version of
@@ -146,8 +144,7 @@ final class ClickHouseLockManager implements LockManager {
                 + " = {id:String}";
         this.deleteStaleSql = "DELETE FROM " + table + " WHERE state_id = {key:String} "
                 + "AND locked_at < now64(6) - INTERVAL {stale:UInt32} SECOND";
-        this.deleteStaleLimits = sql.waitingAtMost(settings.timeout());
-        deleteStaleLimits.serverSetting("lightweight_deletes_sync", "2");
+        this.deleteStaleLimits = sql.waitingAtMost(settings.timeout(), Map.of("lightweight_deletes_sync", "2"));
         try {
             this.staleSeconds = ensureTable();
         } catch (RuntimeException e) {
@@ -180,7 +177,7 @@ final class ClickHouseLockManager implements LockManager {
                 + "SETTINGS enable_block_number_column = 1", Map.of());
         List<String> rows = sql.query("read lock table schema",
                 "SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}",
-                Map.of("db", settings.database(), "t", settings.table()), r -> r.getString("q"));
+                Map.of("db", settings.database(), "t", settings.table()), r -> r.string("q"));
         String ddl = rows.isEmpty() ? "" : rows.get(0);
         Matcher ttl = TABLE_TTL.matcher(ddl);
         if (!ddl.contains("ReplacingMergeTree(revision)") || !ddl.contains("ORDER BY (state_id, lock_id)")
@@ -347,7 +344,7 @@ final class ClickHouseLockManager implements LockManager {
      * insert: it is checked when the statement starts, and takes effect when the insert commits; a
      * contender that saw the row expired in between could win while the heartbeat revives it.
      */
-    boolean heartbeat(Candidate row, long revision, Duration ttl, CommandSettings limits) {
+    boolean heartbeat(Candidate row, long revision, Duration ttl, ClickHouseStatements.Limits limits) {
         Map<String, Object> params = rowParams(row);
         params.put("rev", revision);
         params.put("ttl", ttl.toMillis());
@@ -358,8 +355,8 @@ final class ClickHouseLockManager implements LockManager {
      * The limits of a lease's heartbeat for a TTL: a reply waited for at most
      * {@code min(timeout, ttl/10)}. The lease builds them once per TTL.
      */
-    CommandSettings heartbeatLimits(Duration ttl) {
-        return sql.waitingAtMost(ttl.dividedBy(10));
+    ClickHouseStatements.Limits heartbeatLimits(Duration ttl) {
+        return sql.waitingAtMost(ttl.dividedBy(10), Map.of());
     }
 
     /**
@@ -459,7 +456,7 @@ final class ClickHouseLockManager implements LockManager {
         return settings.masked();
     }
 
-    /** Closes the client if it built it (never the application's); candidates still waiting to be withdrawn are dropped and end at their TTL. */
+    /** Closes the client if it built it (never the application's client or data source); candidates still waiting to be withdrawn are dropped and end at their TTL. */
     @Override
     public void close() {
         withdrawals.close();
@@ -469,10 +466,10 @@ final class ClickHouseLockManager implements LockManager {
     // ---- plumbing -------------------------------------------------------------------------------
 
     /** The reader's current row of a {@link #collapsed} read. */
-    private static Candidate candidate(ClickHouseBinaryFormatReader r) {
-        return new Candidate(r.getString("sid"), r.getString("lid"), r.getLong("ord"), r.getLong("acq"), r.getLong("lat"),
-                r.getLong("ttl"), r.getLong("tok"), r.getString("own"), r.getString("meta"),
-                r.getInteger("live") != 0, r.getLong("now"));
+    private static Candidate candidate(ClickHouseStatements.Row r) {
+        return new Candidate(r.string("sid"), r.string("lid"), r.number("ord"), r.number("acq"), r.number("lat"),
+                r.number("ttl"), r.number("tok"), r.string("own"), r.string("meta"),
+                r.number("live") != 0, r.number("now"));
     }
 
     private void sleep(long nanos) {

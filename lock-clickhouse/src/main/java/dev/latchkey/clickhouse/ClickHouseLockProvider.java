@@ -10,7 +10,8 @@ import java.util.Set;
  * {@code clickhouse://user:password@host:8123/database?table=…&stale=300s&settle=1s&timeout=5s&ssl=true}:
  * an advisory insert-then-verify lock in a ClickHouse table (see {@link ClickHouseLockManager} for
  * what it guarantees). The URI is validated before any I/O; secrets never appear in messages. An
- * application that has configured its own {@code Client} opens a manager on it with {@link ClickHouseLocks}.
+ * application that has configured its own {@code Client} or JDBC {@code DataSource} opens a manager on it
+ * with {@link ClickHouseLocks}.
  */
 public final class ClickHouseLockProvider implements LockProvider {
 
@@ -27,6 +28,6 @@ public final class ClickHouseLockProvider implements LockProvider {
     @Override
     public LockManager open(LockUri uri, LockContext context) {
         ClickHouseSettings settings = ClickHouseSettings.from(uri);
-        return new ClickHouseLockManager(settings, settings.newClient(), true, context);
+        return new ClickHouseLockManager(settings, new ClientStatements(settings, settings.newClient(), true), context);
     }
 }

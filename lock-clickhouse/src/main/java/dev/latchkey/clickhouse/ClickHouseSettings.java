@@ -21,9 +21,11 @@ import java.util.regex.Pattern;
  * @param timeout how long one request may wait to connect, for a pooled connection, and for its
  *                reply (default 5 s, a twelfth of the default 60 s TTL); a lease's heartbeats wait
  *                at most a tenth of its TTL for their reply (see {@link ClickHouseLockManager})
+ * @param via     on the application's routes, what the manager runs on ({@code Client},
+ *                {@code DataSource (…)}), for messages; empty on the URI route
  */
 record ClickHouseSettings(String host, int port, boolean ssl, String user, String password, String database,
-                          String table, Duration stale, Duration settle, Duration timeout, String masked) {
+                          String table, Duration stale, Duration settle, Duration timeout, String masked, String via) {
     static final Set<String> PARAMS = Set.of("table", "stale", "settle", "timeout", "ssl");
     /** At most a tenth of the default 60 s TTL, so one failed renewal leaves room for more before the lease's deadline. */
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
@@ -36,24 +38,24 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         int port = uri.port().orElse(ssl ? 8443 : 8123);
         String path = uri.path().startsWith("/") ? uri.path().substring(1) : uri.path();
         return from(uri, uri.host(), port, ssl, uri.user().orElse("default"), uri.password().orElse(""),
-                path.isEmpty() ? "default" : path, uri.toString());
+                path.isEmpty() ? "default" : path, uri.toString(), "");
     }
 
     /**
-     * Settings for the application's own client ({@link ClickHouseLocks}): {@code params} carries
-     * the URI's own parameters and the database as its path, validated as in a URI; where to connect
-     * and as whom is the client's.
+     * Settings for the application's own client or data source ({@link ClickHouseLocks}), named by
+     * {@code via} (e.g. {@code Client}): {@code params} carries the URI's own parameters and the
+     * database as its path, validated as in a URI; where to connect and as whom is the application's.
      */
-    static ClickHouseSettings forClient(LockUri params) {
+    static ClickHouseSettings forApplication(LockUri params, String via) {
         params.requireOnly(Set.of("table", "stale", "settle", "timeout"));
         String path = params.path().startsWith("/") ? params.path().substring(1) : params.path();
         String database = path.isEmpty() ? "default" : path;
         return from(params, "", 0, false, "", "", database,
-                "clickhouse via the application's Client, database " + database + " " + params.params());
+                "clickhouse via the application's " + via + ", database " + database + " " + params.params(), via);
     }
 
     private static ClickHouseSettings from(LockUri uri, String host, int port, boolean ssl, String user, String password,
-                                           String database, String masked) {
+                                           String database, String masked, String via) {
         String table = uri.param("table", "latchkey_locks");
         for (String ident : new String[] {database, table}) {
             if (!IDENT.matcher(ident).matches()) {
@@ -73,7 +75,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
         if (timeout.compareTo(Duration.ofMillis(100)) < 0) {
             throw new UnsupportedLockUriException("timeout must be at least 100ms in " + uri);
         }
-        return new ClickHouseSettings(host, port, ssl, user, password, database, table, stale, settle, timeout, masked);
+        return new ClickHouseSettings(host, port, ssl, user, password, database, table, stale, settle, timeout, masked, via);
     }
 
     /**
@@ -112,7 +114,7 @@ record ClickHouseSettings(String host, int port, boolean ssl, String user, Strin
 
     /** Where the locks live, for messages: no credentials. */
     String endpoint() {
-        if (host.isEmpty()) return "the application's client, database " + database + " (table " + table + ")";
+        if (host.isEmpty()) return "the application's " + via + ", database " + database + " (table " + table + ")";
         return (ssl ? "https" : "http") + "://" + host + ":" + port + "/" + database + " (table " + table + ")";
     }
 }

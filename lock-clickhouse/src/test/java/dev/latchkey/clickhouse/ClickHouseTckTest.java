@@ -21,7 +21,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * route: every manager of this JVM opens on one shared {@link Client} built as an application
  * would, with the client's defaults (retries included, which each request of ours switches off)
  * ({@link ClickHouseLocks}); the other configuration and the other processes open the same table by
- * URI, so both routes must exclude each other. A short settle window (150 ms) keeps the run fast
+ * URI, so both routes must exclude each other ({@link ClickHouseJdbcTckTest} runs the contract
+ * through JDBC on the same table). A short settle window (150 ms) keeps the run fast
  * (on one server safety does not rest on it); stale 120 s admits the TCK's one-minute leases.
  *
  * <p>The tests run concurrently: each has its own keys and managers, and most of their time is waiting

@@ -1,5 +1,8 @@
 package dev.latchkey.clickhouse;
 
+import com.clickhouse.jdbc.DataSourceImpl;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.tck.ExternalServer;
 import java.io.IOException;
@@ -12,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Properties;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -103,6 +107,24 @@ final class ClickHouseTestServer {
     static String database() {
         String path = LockUri.parse(base()).path();
         return path.length() > 1 ? path.substring(1) : "default";
+    }
+
+    /**
+     * A HikariCP pool of {@code size} connections, kept open, around ClickHouse's JDBC driver's
+     * {@code DataSource} on the shared server, as an application configures one (the driver's
+     * defaults otherwise: its client retries, which each statement of the backend switches off).
+     */
+    static HikariDataSource jdbcPool(int size) {
+        LockUri u = LockUri.parse(base());
+        Properties properties = new Properties();
+        properties.setProperty("user", u.user().orElse("default"));
+        properties.setProperty("password", u.password().orElse(""));
+        HikariConfig config = new HikariConfig();
+        config.setDataSource(new DataSourceImpl("jdbc:clickhouse:http://" + u.host() + ":" + u.port().orElse(8123) + "/"
+                + database(), properties));
+        config.setMaximumPoolSize(size);
+        config.setConnectionTimeout(Duration.ofSeconds(5).toMillis());
+        return new HikariDataSource(config);
     }
 
     /** Runs one statement over HTTP on the server of {@code uri}; returns its TSV output. */
