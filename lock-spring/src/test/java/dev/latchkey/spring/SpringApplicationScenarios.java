@@ -6,6 +6,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockManager;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
@@ -17,8 +18,8 @@ import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * What a Spring Boot application gets from {@code latchkey.uri} and {@code latchkey.ttl}, on one
- * backend: a {@link LockManager}, a {@link LockRegistry} and a {@code @Scheduled @LatchkeyLocked}
- * method that skips while another holder has its key and is interrupted when its lease is broken.
+ * backend: a {@link LockManager}, a {@link LockRegistry}, health, Latchkey's meters in the
+ * application's registry and a {@code @Scheduled @LatchkeyLocked} method that skips while another holder has its key and is interrupted when its lease is broken.
  * "Another holder" is a second manager on the same URI, as another instance of the application
  * would have.
  */
@@ -59,6 +60,12 @@ abstract class SpringApplicationScenarios {
             assertThat(runs.lastLease.ttl()).isEqualTo(Duration.ofSeconds(3));
             assertThat(runs.errors).isEmpty();
             assertThat(app.getBean(LatchkeyHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
+            // Boot's metrics support is on the class path: Latchkey's meters reach the application's registry
+            MeterRegistry meters = app.getBean(MeterRegistry.class);
+            Await.until("the acquire timer counts the registry's lock and the scheduled runs", () -> {
+                var acquired = meters.find("latchkey.acquire").tag("outcome", "acquired").timer();
+                return acquired != null && acquired.count() >= 3;
+            });
         }
     }
 
