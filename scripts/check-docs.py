@@ -8,7 +8,10 @@ Guarantee: when this exits 0,
       repeated heading suffixed -1, -2, ...); every page under docs/ is reachable from README.md by
       links; no page names a document outside the repository;
   (b) every fenced block tagged `sh` ran and exited 0 under `bash -e -o pipefail`; blocks tagged
-      `bash` or `shell` fail the check, so a shell block is never left unrun by its tag alone.
+      `bash` or `shell` fail the check, so a shell block is never left unrun by its tag alone;
+  (c) every block preceded by `<!-- compiled: PATH -->` (Java examples) stands line for line (indentation
+      aside, blank lines skipped) in the repository's file PATH, a test that the build compiles and
+      runs; checked with --links-only too.
 Convention (stated for readers at the top of docs/README.md): `sh` blocks run in order, one bash
 process each, in a scratch directory whose entries link to the repository's top level (so
 `./latchkey` and `./scripts/...` work and new files land in the scratch directory), with
@@ -35,6 +38,8 @@ SHELL_LOOKALIKES = {'bash', 'shell', 'zsh', 'shell-session'}
 NOT_RUN = re.compile(r'<!--\s*not run:\s*(\S.*?)\s*-->')
 # a recipe's snippet (docs/pipeline-runners.md) is run by its own test against real servers instead
 SNIPPET = re.compile(r'<!--\s*snippet:\s*(recipes/([^/\s]+)/\S+)\s*-->')
+# a Java example that a test holds verbatim (compiled and run by the build)
+COMPILED = re.compile(r'<!--\s*compiled:\s*(\S+)\s*-->')
 # names of documents that live outside the repository; a page must stand alone
 OUTSIDE_DOCUMENTS = ('DESIGN.md', '../shared')
 BLOCK_TIMEOUT_S = 120
@@ -81,12 +86,21 @@ class Page:
         else:
             self.unclosed = None
 
-    def not_run_reason(self, fence_line):
-        """The reason of a `<!-- not run: ... -->` comment on the nearest non-blank line above."""
+    def line_above(self, fence_line):
+        """The nearest non-blank line above a fence."""
         number = fence_line - 2
         while number >= 0 and not self.lines[number].strip():
             number -= 1
-        line = self.lines[number] if number >= 0 else ''
+        return self.lines[number] if number >= 0 else ''
+
+    def compiled_in(self, fence_line):
+        """The PATH of a `<!-- compiled: PATH -->` comment on the nearest non-blank line above, or None."""
+        match = COMPILED.search(self.line_above(fence_line))
+        return match.group(1) if match else None
+
+    def not_run_reason(self, fence_line):
+        """The reason of a `<!-- not run: ... -->` comment on the nearest non-blank line above."""
+        line = self.line_above(fence_line)
         match = NOT_RUN.search(line)
         if match:
             return match.group(1)
@@ -118,6 +132,26 @@ class Page:
             yield line_of(match.start(1)), match.group(1)
 
 
+def compiled_mismatch(body, source_path):
+    """None if the block's lines stand in order, consecutively, among the file's (both stripped, blank
+    lines skipped); else what is wrong."""
+    if not os.path.isfile(source_path):
+        return 'names no file'
+    wanted = [line.strip() for line in body.split('\n') if line.strip()]
+    have = [line.strip() for line in open(source_path, encoding='utf-8').read().split('\n') if line.strip()]
+    for i in range(len(have) - len(wanted) + 1):
+        if have[i:i + len(wanted)] == wanted:
+            return None
+    # the longest prefix found, to name the first line that differs
+    best = 0
+    for i in range(len(have)):
+        n = 0
+        while n < len(wanted) and i + n < len(have) and have[i + n] == wanted[n]:
+            n += 1
+        best = max(best, n)
+    return f'is not in that file line for line: its line {best + 1} of code ({wanted[min(best, len(wanted) - 1)]!r}) differs'
+
+
 def github_slug(heading):
     text = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', heading)    # a link's text stays
     text = re.sub(r'<[^>]+>', '', text)                           # tags go
@@ -145,6 +179,12 @@ def check_links(all_pages):
             for name in OUTSIDE_DOCUMENTS:
                 if name in line:
                     errors.append(f'{rel(path)}:{number}: names {name!r}, a document outside the repository')
+        for start, _, body, _ in current.blocks:
+            source = current.compiled_in(start)
+            if source:
+                problem = compiled_mismatch(body, os.path.join(ROOT, source))
+                if problem:
+                    errors.append(f'{rel(path)}:{start}: the block marked compiled: {source} {problem}')
         for number, target in current.links():
             if re.match(r'^[a-z][a-z0-9+.-]*:', target, re.I):
                 continue   # http:, https:, mailto: are not checked (no network here)
