@@ -12,6 +12,7 @@ import com.azure.storage.blob.models.BlobStorageException;
 import com.azure.storage.blob.models.ListBlobsOptions;
 import com.azure.storage.blob.options.BlockBlobSimpleUploadOptions;
 import dev.latchkey.spi.ConditionalStore;
+import dev.latchkey.spi.StoreProbe;
 import dev.latchkey.spi.StoredRecord;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,8 +52,12 @@ final class AzureConditionalStore implements ConditionalStore {
     private final Duration timeout;
     private final String where;
     private final String description;
+    /** The store's check before its first request ({@link AzureStoreProbe}), or none. */
+    private final StoreProbe probe;
 
-    AzureConditionalStore(BlobContainerClient container, String prefix, Duration timeout, String description) {
+    /** @param probe whether a manager on this store probes it first ({@link AzureStoreProbe}) */
+    AzureConditionalStore(BlobContainerClient container, String prefix, Duration timeout, String description, boolean probe) {
+        this.probe = probe ? StoreProbe.of(() -> AzureStoreProbe.run(this)) : StoreProbe.skipped();
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
         this.timeout = timeout;
@@ -64,8 +69,33 @@ final class AzureConditionalStore implements ConditionalStore {
         return base + name + SUFFIX;
     }
 
+    /** Probes the store now, when a manager opens ({@link StoreProbe#checkOnOpen}). */
+    void probeOnOpen() {
+        probe.checkOnOpen();
+    }
+
+    /** Blob {@code leaf} in the probe's folder, which {@link #list} never shows (no {@code .lock} suffix, a deeper folder). */
+    String probeBlob(String leaf) {
+        return base + ".latchkey-probe/" + leaf;
+    }
+
+    /** An unconditional delete of the probe's blob: what the probe left there is its own. */
+    void deleteProbeBlob(String blob) {
+        try {
+            container.getBlobClient(blob).deleteIfExistsWithResponse(null, null, timeout, Context.NONE);
+        } catch (RuntimeException e) {
+            throw AzureErrors.failure("delete", blob, where, e);
+        }
+    }
+
+    /** The container and endpoint, for messages (never a credential). */
+    String where() {
+        return where;
+    }
+
     @Override
     public Optional<StoredRecord> read(String name) {
+        probe.check();
         String blob = blobName(name);
         try {
             BlobDownloadContentResponse r = container.getBlobClient(blob)
@@ -87,16 +117,19 @@ final class AzureConditionalStore implements ConditionalStore {
 
     @Override
     public Optional<String> create(String name, byte[] data) {
+        probe.check();
         return upload(blobName(name), data, new BlobRequestConditions().setIfNoneMatch("*"));
     }
 
     @Override
     public Optional<String> replace(String name, String expectedVersion, byte[] data) {
         Objects.requireNonNull(expectedVersion, "expectedVersion");
+        probe.check();
         return upload(blobName(name), data, new BlobRequestConditions().setIfMatch(expectedVersion));
     }
 
-    private Optional<String> upload(String blob, byte[] data, BlobRequestConditions conditions) {
+    /** One conditional upload: the new ETag, or empty when the condition failed (412, 409, 404). */
+    Optional<String> upload(String blob, byte[] data, BlobRequestConditions conditions) {
         try {
             return Optional.of(put(blob, data, conditions));
         } catch (BlobStorageException e) {
@@ -135,6 +168,7 @@ final class AzureConditionalStore implements ConditionalStore {
     @Override
     public boolean delete(String name, String expectedVersion) {
         Objects.requireNonNull(expectedVersion, "expectedVersion");
+        probe.check();
         String blob = blobName(name);
         try {
             container.getBlobClient(blob).deleteWithResponse(null, new BlobRequestConditions().setIfMatch(expectedVersion),
@@ -150,6 +184,7 @@ final class AzureConditionalStore implements ConditionalStore {
 
     @Override
     public List<String> list(String namePrefix) {
+        probe.check();
         List<String> names = new ArrayList<>();
         try {
             for (BlobItem item : container.listBlobs(new ListBlobsOptions().setPrefix(base + namePrefix), timeout)) {

@@ -38,7 +38,7 @@ import java.util.Set;
  * with {@link AzureLocks}.
  */
 public final class AzureLockProvider implements LockProvider {
-    private static final Set<String> PARAMS = Set.of("account", "endpoint", "accountKey", "sas", "mode", "timeout", "maxAttempts");
+    private static final Set<String> PARAMS = Set.of("account", "endpoint", "accountKey", "sas", "mode", "timeout", "maxAttempts", "probe");
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
     private static final int DEFAULT_ATTEMPTS = 2;
 
@@ -75,8 +75,12 @@ public final class AzureLockProvider implements LockProvider {
         Duration timeout = timeout(uri);
         AzureBlobs.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
         return switch (mode) {
-            case LockBlobMode.ETAG -> new LeaseEngine(new AzureConditionalStore(container, prefix, timeout, description),
-                    context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+            case LockBlobMode.ETAG -> {
+                AzureConditionalStore store = new AzureConditionalStore(container, prefix, timeout, description,
+                        uri.booleanParam("probe", true));
+                store.probeOnOpen();
+                yield new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+            }
             default -> new AzureLeaseManager(container, prefix, timeout, description, context);
         };
     }
@@ -97,8 +101,9 @@ public final class AzureLockProvider implements LockProvider {
     /** The ETag store of {@code uri}, whatever its mode (the bench floor writes through it). */
     static AzureConditionalStore etagStore(LockUri uri, List<HttpPipelinePolicy> policies) {
         uri.requireOnly(PARAMS);
+        // never probed: the kit and latchkey check race its conditions themselves
         return new AzureConditionalStore(container(uri, policies), uri.pathPrefix(), timeout(uri),
-                uri.toString());
+                uri.toString(), false);
     }
 
     private static BlobContainerClient container(LockUri uri, List<HttpPipelinePolicy> policies) {

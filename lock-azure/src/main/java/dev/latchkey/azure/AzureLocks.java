@@ -44,7 +44,7 @@ public final class AzureLocks {
     /** A manager on {@code container} (which must exist), with a context (clock). */
     public static LockManager open(BlobContainerClient container, Options options, LockContext context) {
         Objects.requireNonNull(container, "container");
-        LockUri uri = options.asUri(container.getBlobContainerName()).requireOnly(Set.of("mode", "timeout"));
+        LockUri uri = options.asUri(container.getBlobContainerName()).requireOnly(Set.of("mode", "timeout", "probe"));
         String description = "azblob via the application's BlobContainerClient " + AzureBlobs.endpointOf(container)
                 + (uri.path().isEmpty() ? "" : uri.path()) + (uri.params().isEmpty() ? "" : " " + uri.params());
         return AzureLockProvider.open(container, uri, description, context);
@@ -67,6 +67,11 @@ public final class AzureLocks {
         /** {@code timeout}: bound of each call, its tries included (default 5 s). */
         public Options timeout(Duration timeout) {
             return set("timeout", timeout);
+        }
+
+        /** {@code probe}: in {@code mode=etag}, check once on open that the store honours the conditions (default true). */
+        public Options probe(boolean probe) {
+            return set("probe", probe);
         }
 
         LockUri asUri(String container) {

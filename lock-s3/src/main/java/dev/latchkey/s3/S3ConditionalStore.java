@@ -3,6 +3,7 @@ package dev.latchkey.s3;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.ServerClock;
+import dev.latchkey.spi.StoreProbe;
 import dev.latchkey.spi.StoredRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -15,7 +16,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.exception.SdkClientException;
@@ -102,11 +102,8 @@ public final class S3ConditionalStore implements ConditionalStore {
     private final String where;       // for messages: bucket and endpoint, never a credential
     private final String description; // the masked URI
     private final Staleness staleness;
-    /** Guards the probe: one at a time, and one that reached a verdict never again. */
-    private final ReentrantLock probeLock = new ReentrantLock();
-    private volatile boolean probePending;
-    /** The probe's verdict that this store ignores a precondition, or null. */
-    private volatile LockBackendException untrusted;
+    /** The store's check before its first request ({@link S3StoreProbe}), or none. */
+    private final StoreProbe probe;
     /** Requests sent, for the probe's account of its cost. */
     private final AtomicLong requests = new AtomicLong();
     /** Whether the store honours If-Match with the ETag quoted; null until a replace has landed. */
@@ -120,7 +117,7 @@ public final class S3ConditionalStore implements ConditionalStore {
      */
     S3ConditionalStore(S3Clients clients, String bucket, String prefix, String endpoint, String description,
                        Staleness staleness, boolean probe) {
-        this.probePending = probe;
+        this.probe = probe ? StoreProbe.of(() -> S3StoreProbe.run(this)) : StoreProbe.skipped();
         this.clients = Objects.requireNonNull(clients, "clients");
         this.staleness = Objects.requireNonNull(staleness, "staleness");
         this.bucket = Objects.requireNonNull(bucket, "bucket");
@@ -134,41 +131,9 @@ public final class S3ConditionalStore implements ConditionalStore {
         return staleness;
     }
 
-    /**
-     * Runs {@link S3StoreProbe} before this store's first request, if it was opened for a manager
-     * without {@code probe=false}. A failure to reach the store is thrown and the probe tried again
-     * next time; a verdict that the store ignores a precondition is thrown now and on every later call.
-     */
-    private void trusted() {
-        if (probePending) {
-            probeLock.lock();
-            try {
-                if (probePending) {
-                    S3StoreProbe.run(this);
-                    probePending = false;
-                }
-            } catch (S3StoreProbe.Untrusted e) {
-                untrusted = e;
-                probePending = false;
-            } finally {
-                probeLock.unlock();
-            }
-        }
-        LockBackendException verdict = untrusted;
-        if (verdict != null) throw new LockBackendException(verdict.getMessage(), false, verdict);
-    }
-
-    /**
-     * Runs the probe now, when a manager opens, so that its requests never count against a lease's
-     * validity window: a store that ignores a precondition is refused here; one that cannot be
-     * probed yet (unreachable, throttled, a missing bucket) is probed again before the first request.
-     */
+    /** Probes the store now, when a manager opens ({@link StoreProbe#checkOnOpen}). */
     void probeOnOpen() {
-        try {
-            trusted();
-        } catch (LockBackendException e) {
-            if (untrusted != null) throw e;
-        }
+        probe.checkOnOpen();
     }
 
     /** Object key {@code leaf} in the probe's folder, which {@link #list} never shows. */
@@ -210,13 +175,13 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     @Override
     public Optional<StoredRecord> read(String name) {
-        trusted();
+        probe.check();
         return readAt(objectKey(name)).filter(r -> !isTombstone(r.data()));
     }
 
     @Override
     public Optional<String> create(String name, byte[] data) {
-        trusted();
+        probe.check();
         return createAt(objectKey(name), data);
     }
 
@@ -232,7 +197,7 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     @Override
     public Optional<String> replace(String name, String expectedVersion, byte[] data) {
-        trusted();
+        probe.check();
         return replaceAt(objectKey(name), Objects.requireNonNull(expectedVersion, "expectedVersion"), data);
     }
 
@@ -331,7 +296,7 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     @Override
     public boolean delete(String name, String expectedVersion) {
-        trusted();
+        probe.check();
         return deleteAt(objectKey(name), Objects.requireNonNull(expectedVersion, "expectedVersion"));
     }
 
@@ -361,7 +326,7 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     @Override
     public List<String> list(String namePrefix) {
-        trusted();
+        probe.check();
         List<String> names = new ArrayList<>();
         try {
             for (S3Object o : clients.reads().listObjectsV2Paginator(b -> b.bucket(bucket).prefix(base + namePrefix)

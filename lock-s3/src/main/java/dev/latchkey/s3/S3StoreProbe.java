@@ -1,6 +1,7 @@
 package dev.latchkey.s3;
 
 import dev.latchkey.LockBackendException;
+import dev.latchkey.spi.StoreProbe;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +17,7 @@ import java.util.UUID;
  * replaces with the stale one, and deletes.
  *
  * <p><b>Guarantee.</b> A store that let the second create or the stale replace land is refused with
- * a non-retriable {@link LockBackendException} ({@link Untrusted}) naming the store (bucket and
+ * a non-retriable {@link StoreProbe.Untrusted} naming the store (bucket and
  * endpoint) and what it ignored: such a store gives no exclusion (s3rver answers 200 to both), and
  * nothing else in the backend would notice. A probe that cannot finish (the store unreachable, a
  * create of a fresh object or a replace with the current ETag refused in every form) throws a
@@ -31,13 +32,6 @@ import java.util.UUID;
  */
 final class S3StoreProbe {
     private static final System.Logger LOG = System.getLogger(S3StoreProbe.class.getName());
-
-    /** The verdict that a store ignores a precondition: it cannot hold locks. */
-    static final class Untrusted extends LockBackendException {
-        Untrusted(String message) {
-            super(message, false);
-        }
-    }
 
     /** What one probe did and cost. */
     record Result(int requests, Duration took) {}
@@ -68,7 +62,7 @@ final class S3StoreProbe {
             cleanUp(store, key, ignored.isEmpty() ? v2 : Optional.empty());
         }
         if (!ignored.isEmpty()) {
-            throw new Untrusted("the S3 store " + store.where() + " ignores " + String.join(" and ", ignored)
+            throw new StoreProbe.Untrusted("the S3 store " + store.where() + " ignores " + String.join(" and ", ignored)
                     + ": it cannot hold locks (two holders could both get one). Use a store whose conditional writes are"
                     + " checked (latchkey check races them); probe=false skips this check");
         }
