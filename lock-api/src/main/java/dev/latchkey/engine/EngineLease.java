@@ -152,7 +152,10 @@ final class EngineLease extends ManagedLease {
             now = "the record is gone";
         } else if (seen.held()) {
             reason = Reason.TAKEN_OVER;
-            now = "now held by " + seen.owner() + " (token " + seen.token() + ")";
+            // the record alone cannot tell which came first: a takeover of an expired record, or a
+            // force release and then a fresh acquisition
+            now = "now held by " + seen.owner() + " (token " + seen.token() + "): the lease had expired by the"
+                    + " store's clock, or was force-released, before that holder took the key";
         } else if (seen.leaseId().isEmpty()) {
             reason = Reason.BROKEN;
             now = "it was force-released";
