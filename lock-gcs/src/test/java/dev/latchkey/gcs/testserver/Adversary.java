@@ -32,6 +32,8 @@ final class Adversary {
     private final AtomicInteger faultsBefore = new AtomicInteger();
     private final AtomicInteger faultsAfterWrite = new AtomicInteger();
     private final AtomicInteger burstsAdmitted = new AtomicInteger();
+    /** The step of the whole server's clock, front end and storage alike ({@link #stepClock}). */
+    private volatile Duration clockStep = Duration.ZERO;
 
     Adversary(Adversity adversity) {
         this.adversity = adversity;
@@ -62,10 +64,29 @@ final class Adversary {
      * and this one is off by their difference (or by the constant lead, negated).
      */
     Instant storageNow() {
-        Instant now = Instant.now();
+        Instant now = Instant.now().plus(clockStep);
         if (adversity.frontEndLead != null) return now.minus(adversity.frontEndLead);
         if (adversity.clockDrift.isZero()) return now;
         return now.plusNanos(swing(STORAGE_PERIOD, storagePhase) - swing(FRONT_END_PERIOD, frontEndPhase));
+    }
+
+    /**
+     * Steps the server's clock, front end and storage alike, to the true time plus {@code offset}.
+     * The JDK's server stamps {@code Date} with the true time whatever we do, so the step is served
+     * as all a client can see of it, {@code Date − updated} within one response: the storage stamps
+     * with the stepped clock ({@link #storageNow}), and every object time is shown
+     * {@link #clockStep()} earlier than stamped. A record written before a step forward of X then
+     * looks X older, one written after it as old as it is, exactly as under a real step. (Only
+     * absolute times, and one object's {@code updated} seen before and after a step, differ from
+     * a real step; the {@code gs://} backend reads neither.)
+     */
+    void stepClock(Duration offset) {
+        clockStep = offset;
+    }
+
+    /** How far the server's clock is stepped now: object times are shown this much earlier than stamped. */
+    Duration clockStep() {
+        return clockStep;
     }
 
     private long swing(Duration period, double phase) {

@@ -61,7 +61,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>request bodies with {@code Content-Encoding: gzip} are accepted (the Java client gzips
  *       uploads); {@code md5Hash}/{@code crc32c} sent with an upload are verified;</li>
  *   <li>every response carries a {@code Date} header, the true time (the JDK's server stamps it);
- *       object times are the storage's clock: the same, or drifting from it under an {@link Adversity}.</li>
+ *       object times are the storage's clock: the same, or drifting from it under an {@link Adversity};
+ *       {@link #stepClock} steps both at once, as a client sees them (for the kit's server-clock tests).</li>
  * </ul>
  * No object versioning, no ACLs; no authentication unless an {@link Adversity} asks for bearer
  * tokens. State lives in memory and is gone when the server stops.
@@ -197,8 +198,19 @@ public final class GcsTestServer implements AutoCloseable {
     /** Creates a bucket if absent (as {@code buckets.insert} would). */
     public void createBucket(String name) {
         synchronized (lock) {
-            buckets.computeIfAbsent(name, n -> new Bucket(n, Instant.now(), new TreeMap<>()));
+            buckets.computeIfAbsent(name, n -> new Bucket(n, adversary.storageNow(), new TreeMap<>()));
         }
+    }
+
+    /**
+     * Steps the server's clock, its front end's and its storage's alike, to the true time plus
+     * {@code offset} (negative: behind; {@link Duration#ZERO}: back to true time), from the next
+     * request on: a record written before a step forward of X looks X older to a client (its
+     * {@code Date} against the record's {@code updated}), as it would on GCS after such a step.
+     * How it is served through a {@code Date} the JDK stamps: {@link Adversary#stepClock}.
+     */
+    public void stepClock(Duration offset) {
+        adversary.stepClock(offset);
     }
 
     /** How many requests were answered so far (for tests that want to see traffic). */
@@ -372,7 +384,7 @@ public final class GcsTestServer implements AutoCloseable {
             if (buckets.containsKey(n)) {
                 throw new GcsError(409, "conflict", "Your previous request to create the named bucket succeeded and you already own it.");
             }
-            b = new Bucket(n, Instant.now(), new TreeMap<>());
+            b = new Bucket(n, adversary.storageNow(), new TreeMap<>());
             buckets.put(n, b);
         }
         return Reply.json(200, bucketJson(b));
@@ -403,8 +415,9 @@ public final class GcsTestServer implements AutoCloseable {
         m.put("location", "US");
         m.put("storageClass", "STANDARD");
         m.put("etag", "CAE=");
-        m.put("timeCreated", StoredObject.RFC3339.format(b.created()));
-        m.put("updated", StoredObject.RFC3339.format(b.created()));
+        String created = StoredObject.RFC3339.format(b.created().minus(adversary.clockStep()));
+        m.put("timeCreated", created);
+        m.put("updated", created);
         return m;
     }
 
@@ -452,7 +465,7 @@ public final class GcsTestServer implements AutoCloseable {
             o = new StoredObject(bucketName, name, adversary.generation(nextGeneration(now)), 1, data, contentType, userMeta, now, now);
             b.objects().put(name, o);
         }
-        return Reply.json(200, o.json(endpoint()));
+        return Reply.json(200, json(o));
     }
 
     private Reply getObject(Call call, String bucketName, String name, Map<String, String> q, boolean media)
@@ -463,7 +476,7 @@ public final class GcsTestServer implements AutoCloseable {
             o = live(bucketName, name, q);
             StoredObject.checkPreconditions(o, q, true);
         }
-        if (!media) return Reply.json(200, o.json(endpoint()));
+        if (!media) return Reply.json(200, json(o));
         Headers h = call.ex.getResponseHeaders();
         h.set("x-goog-generation", Long.toString(o.generation()));
         h.set("x-goog-metageneration", Long.toString(o.metageneration()));
@@ -471,7 +484,7 @@ public final class GcsTestServer implements AutoCloseable {
         h.set("x-goog-stored-content-encoding", "identity");
         h.set("x-goog-hash", "crc32c=" + Http.crc32c(o.data()) + ",md5=" + Http.md5(o.data()));
         h.set("ETag", o.etag());
-        h.set("Last-Modified", Http.HTTP_DATE.format(o.updated()));
+        h.set("Last-Modified", Http.HTTP_DATE.format(o.updated().minus(adversary.clockStep())));
         byte[] data = o.data();
         int from = 0;
         int to = data.length - 1;
@@ -520,7 +533,7 @@ public final class GcsTestServer implements AutoCloseable {
                     contentType, meta, cur.created(), adversary.storageNow());
             b.objects().put(name, o);
         }
-        return Reply.json(200, o.json(endpoint()));
+        return Reply.json(200, json(o));
     }
 
     private Reply delete(Call call, String bucketName, String name, Map<String, String> q) throws GcsError {
@@ -555,7 +568,7 @@ public final class GcsTestServer implements AutoCloseable {
                     next = ((String) ((Map<?, ?>) items.get(items.size() - 1)).get("name"));
                     break;
                 }
-                items.add(o.json(endpoint()));
+                items.add(json(o));
             }
         }
         Map<String, Object> resp = new LinkedHashMap<>();
@@ -563,6 +576,10 @@ public final class GcsTestServer implements AutoCloseable {
         if (next != null) resp.put("nextPageToken", next);
         resp.put("items", items);
         return Reply.json(200, resp);
+    }
+
+    private Map<String, Object> json(StoredObject o) {
+        return o.json(endpoint(), adversary.clockStep());
     }
 
     /** The live object, honouring a {@code generation=} selector (only the live generation exists). */

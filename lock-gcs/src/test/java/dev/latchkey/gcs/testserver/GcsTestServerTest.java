@@ -18,6 +18,8 @@ import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +28,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -216,8 +220,53 @@ class GcsTestServerTest {
         assertThat(error).contains("\"code\":404").contains("\"reason\":\"notFound\"");
     }
 
+    /**
+     * A step of the server's clock, as a client sees it ({@code Date − updated} of one response): a
+     * record written before a step forward of an hour looks an hour older, one written after it as
+     * old as it is; back to true time, both as old as they are. On a server of its own.
+     */
+    @Test
+    void clockStepAgesRecordsWrittenBeforeIt() throws IOException {
+        try (GcsTestServer stepped = GcsTestServer.start(0, Duration.ZERO)) {
+            stepped.createBucket(BUCKET);
+            upload(stepped, "before");
+            stepped.stepClock(Duration.ofHours(1));
+            upload(stepped, "after");
+            // Date has whole seconds (up to 1 s short); the upper bounds only allow for a slow machine
+            assertThat(age(stepped, "before")).isBetween(Duration.ofMinutes(59).plusSeconds(59), Duration.ofMinutes(70));
+            assertThat(age(stepped, "after")).isBetween(Duration.ofSeconds(-1), Duration.ofMinutes(10));
+            stepped.stepClock(Duration.ZERO);
+            assertThat(age(stepped, "before")).isBetween(Duration.ofSeconds(-1), Duration.ofMinutes(10));
+            assertThat(age(stepped, "after")).isBetween(Duration.ofMinutes(-60).minusSeconds(1), Duration.ofMinutes(-50));
+        }
+    }
+
+    private static void upload(GcsTestServer s, String name) throws IOException {
+        HttpURLConnection up = open(s, "/upload/storage/v1/b/" + BUCKET + "/o?uploadType=media&name=clock%2F" + name, "POST");
+        up.setDoOutput(true);
+        try (OutputStream o = up.getOutputStream()) {
+            o.write(utf8(name));
+        }
+        assertThat(up.getResponseCode()).isEqualTo(200);
+    }
+
+    /** The response's {@code Date} minus the object's {@code updated}, as the backend computes a record's age. */
+    private static Duration age(GcsTestServer s, String name) throws IOException {
+        HttpURLConnection get = open(s, "/storage/v1/b/" + BUCKET + "/o/clock%2F" + name, "GET");
+        assertThat(get.getResponseCode()).isEqualTo(200);
+        String json = new String(get.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        Matcher updated = Pattern.compile("\"updated\":\"([^\"]+)\"").matcher(json);
+        assertThat(updated.find()).as("updated in %s", json).isTrue();
+        Instant date = ZonedDateTime.parse(get.getHeaderField("Date"), Http.HTTP_DATE).toInstant();
+        return Duration.between(Instant.parse(updated.group(1)), date);
+    }
+
     private static HttpURLConnection open(String pathAndQuery, String method) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) URI.create(server.endpoint() + pathAndQuery).toURL().openConnection();
+        return open(server, pathAndQuery, method);
+    }
+
+    private static HttpURLConnection open(GcsTestServer s, String pathAndQuery, String method) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create(s.endpoint() + pathAndQuery).toURL().openConnection();
         c.setRequestMethod(method);
         return c;
     }

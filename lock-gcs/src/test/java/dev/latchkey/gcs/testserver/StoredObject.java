@@ -1,6 +1,7 @@
 package dev.latchkey.gcs.testserver;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -50,8 +51,11 @@ record StoredObject(String bucket, String name, long generation, long metagenera
         return new GcsError(412, "conditionNotMet", "At least one of the pre-conditions you specified did not hold. (" + which + ")");
     }
 
-    /** The object resource, as {@code objects.get} returns it; links point at {@code endpoint}. */
-    Map<String, Object> json(String endpoint) {
+    /**
+     * The object resource, as {@code objects.get} returns it; links point at {@code endpoint}, times
+     * shown {@code shift} earlier than stamped (the server's clock step, see {@link Adversary#stepClock}).
+     */
+    Map<String, Object> json(String endpoint, Duration shift) {
         Map<String, Object> m = new LinkedHashMap<>();
         String enc = Http.encodeSegment(name());
         m.put("kind", "storage#object");
@@ -69,9 +73,9 @@ record StoredObject(String bucket, String name, long generation, long metagenera
         m.put("md5Hash", Http.md5(data()));
         m.put("crc32c", Http.crc32c(data()));
         m.put("etag", etag());
-        m.put("timeCreated", RFC3339.format(created()));
-        m.put("updated", RFC3339.format(updated()));
-        m.put("timeStorageClassUpdated", RFC3339.format(created()));
+        m.put("timeCreated", RFC3339.format(created().minus(shift)));
+        m.put("updated", RFC3339.format(updated().minus(shift)));
+        m.put("timeStorageClassUpdated", RFC3339.format(created().minus(shift)));
         if (!metadata().isEmpty()) m.put("metadata", new LinkedHashMap<>(metadata()));
         return m;
     }
