@@ -9,6 +9,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -90,10 +91,18 @@ record ContentionChecks(LockManagerContract contract) {
     void processesContendingOnOneKeyNeverOverlap(Path work) throws Exception {
         String uri = requireProcessUri();
         boolean fencing = contract.declares(contract.newManager(), Capability.FENCING_TOKENS);
-        MultiProcessContention.Report report = MultiProcessContention.run(uri, contract.key("processes"),
-                contract.processContenders(), contract.processRounds(), fencing, work, Duration.ofMinutes(5), contract.childJvmArguments());
-        assertThat(report.violations()).as("audit of %d processes x %d sections", contract.processContenders(), contract.processRounds())
-                .isEmpty();
+        // a run whose processes took turns in blocks proves nothing either way: run it again (at most
+        // three runs), but stop at the first that found anything else
+        MultiProcessContention.Report report;
+        int run = 0;
+        do {
+            run++;
+            Path dir = Files.createDirectories(work.resolve("run-" + run));
+            report = MultiProcessContention.run(uri, contract.key("processes-" + run), contract.processContenders(),
+                    contract.processRounds(), fencing, dir, Duration.ofMinutes(5), contract.childJvmArguments());
+        } while (run < 3 && MultiProcessContention.racedTooLittle(report));
+        assertThat(report.violations()).as("audit of %d processes x %d sections (run %d)", contract.processContenders(),
+                contract.processRounds(), run).isEmpty();
     }
 
     void killedHolderProcessLosesTheLock(Path work) throws Exception {

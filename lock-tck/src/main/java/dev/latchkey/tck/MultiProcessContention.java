@@ -167,6 +167,17 @@ public final class MultiProcessContention {
     /** A process holding a lease, and that lease's fencing token. */
     public record Holder(Process process, long fencingToken) {}
 
+    /** The end of the violation of a run whose processes handed the key over too rarely to prove anything. */
+    static final String RACED_TOO_LITTLE = "raced too little for the audit to mean anything";
+
+    /**
+     * Whether {@code report} found nothing wrong but that its processes raced too little: a run that
+     * proves nothing either way, worth running again (a loaded machine may schedule them in blocks).
+     */
+    public static boolean racedTooLittle(Report report) {
+        return report.violations().size() == 1 && report.violations().get(0).endsWith(RACED_TOO_LITTLE);
+    }
+
     /** Checks the log written by the contenders; adds to {@code violations}. */
     static Report audit(Path log, Path counterFile, int processes, int expected, boolean fencing, List<String> violations)
             throws IOException {
@@ -198,7 +209,7 @@ public final class MultiProcessContention {
         int handOvers = handOvers(lines);
         if (processes > 1 && handOvers < sections / 5) {
             violations.add("only " + handOvers + " hand-overs between processes in " + sections
-                    + " sections: they ran in blocks and raced too little for the audit to mean anything");
+                    + " sections: they ran in blocks and " + RACED_TOO_LITTLE);
         }
         long counter = Files.exists(counterFile) ? Long.parseLong(Files.readString(counterFile).trim()) : 0;
         if (sections != expected) violations.add(sections + " sections logged, expected " + expected);

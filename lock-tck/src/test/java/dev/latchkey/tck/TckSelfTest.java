@@ -448,8 +448,11 @@ class TckSelfTest {
         }
         Files.write(log, blocks);
         Files.writeString(counter, "10");
-        assertThat(MultiProcessContention.audit(log, counter, 2, 10, true, new ArrayList<>()).violations())
-                .anyMatch(s -> s.contains("only 1 hand-overs"));
+        MultiProcessContention.Report inBlocks = MultiProcessContention.audit(log, counter, 2, 10, true, new ArrayList<>());
+        assertThat(inBlocks.violations()).anyMatch(s -> s.contains("only 1 hand-overs"));
+        assertThat(MultiProcessContention.racedTooLittle(inBlocks)).as("a run to repeat, nothing else wrong").isTrue();
+        assertThat(MultiProcessContention.racedTooLittle(MultiProcessContention.audit(log, counter, 2, 11, true, new ArrayList<>())))
+                .as("one that also lost a section is not merely a run to repeat").isFalse();
     }
 
     @Test
