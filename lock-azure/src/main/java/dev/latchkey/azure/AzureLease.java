@@ -165,7 +165,8 @@ final class AzureLease extends ManagedLease {
             why = "the lease ran out at Azure before it was renewed";
         } else {
             reason = Reason.TAKEN_OVER;
-            why = "another lease holds the blob now (" + e.getErrorCode() + ")";
+            why = "another lease holds the blob now (" + e.getErrorCode() + "): ours had expired at Azure, or was"
+                    + " broken, before that one was taken";
         }
         return new LeaseLostException(reason, "cannot " + what + " lease on '" + key() + "' (token " + fencingToken() + "): " + why);
     }
