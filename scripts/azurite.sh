@@ -4,6 +4,13 @@
 #                                         waits until it answers a real request, creates the container
 #                                         "latchkey" and prints the lock URI as the LAST line
 #   scripts/azurite.sh stop <stateDir>    stops it and waits until the process is gone
+#   scripts/azurite.sh start <stateDir> --faketime
+#                                         as start, but the server runs under libfaketime (Debian's
+#                                         package; install-azurite.sh installs it): its Date headers,
+#                                         Last-Modified and lease expiry are real time plus the offset in
+#                                         <stateDir>/faketime, read at every call (monotonic clocks, and
+#                                         so its timers, untouched). `clock <stateDir> <offset>` steps it,
+#                                         e.g. `+120s`, `-30s`, `+0` (tests of a server-clock step)
 # On-disk data, not --inMemoryPersistence: the in-memory store stalls for minutes in its periodic
 # clean-up after ~20k overwrites. Run scripts/install-azurite.sh first.
 set -euo pipefail
@@ -14,9 +21,9 @@ account=devstoreaccount1
 key='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
 container=latchkey
 
-usage() { echo "usage: $0 start|stop <stateDir>" >&2; exit 2; }
-[ $# -eq 2 ] || usage
-cmd=$1
+usage() { echo "usage: $0 start|stop <stateDir> | start <stateDir> --faketime | clock <stateDir> <offset>" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
+cmd=$1; option="${3:-}"
 state="$(mkdir -p "$2" && cd "$2" && pwd)"
 
 free_port() {
@@ -48,21 +55,39 @@ stop() {
   # setsid made the server a session and process-group leader: end the whole group
   kill -TERM -- "-$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || { rm -f "$state/azurite.pid"; return 0; }
+    kill -0 "$pid" 2>/dev/null || { stopped "$pid"; return 0; }
     sleep 0.1
   done
   kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -f "$state/azurite.pid"
+  stopped "$pid"
+}
+
+stopped() {
+  # node leaves libfaketime's shared memory behind (its exit skips the library's clean-up)
+  rm -f "/dev/shm/faketime_shm_$1" "/dev/shm/sem.faketime_sem_$1" "$state/azurite.pid"
 }
 
 case "$cmd" in
   start)
     [ -x "$bin" ] || { echo "azurite not installed: run scripts/install-azurite.sh" >&2; exit 1; }
+    faketime=()
+    if [ "$option" = "--faketime" ]; then
+      lib="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1 || true)"
+      [ -n "$lib" ] || { echo "no libfaketime.so.1 under /usr/lib/*/faketime: run scripts/install-azurite.sh" >&2; exit 1; }
+      echo "+0" >"$state/faketime"; chmod 644 "$state/faketime"
+      # the server only (not curl, not the container's creation); its timers keep the real monotonic clock
+      faketime=(env LD_PRELOAD="$lib" FAKETIME_TIMESTAMP_FILE="$state/faketime" FAKETIME_NO_CACHE=1
+        FAKETIME_DONT_FAKE_MONOTONIC=1)
+    elif [ -n "$option" ]; then
+      echo "unknown option '$option' (--faketime)" >&2; exit 2
+    else
+      rm -f "$state/faketime" # a plain start's clock cannot be stepped
+    fi
     stop
     port=$(free_port)
     mkdir -p "$state/data"
     setsid -f bash -c 'echo $$ > "$0"; exec "$@"' "$state/azurite.pid" \
-      "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$state/data" \
+      "${faketime[@]}" "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$state/data" \
       --skipApiVersionCheck --disableTelemetry </dev/null >"$state/azurite.log" 2>&1
     for _ in $(seq 1 600); do
       code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$port/$account?comp=list" || true)
@@ -77,6 +102,12 @@ case "$cmd" in
     echo "azurite blob service on http://127.0.0.1:$port/$account (pid $(cat "$state/azurite.pid"))" >&2
     keyenc=$(node -e 'console.log(encodeURIComponent(process.argv[1]))' "$key")
     echo "azblob://$container/locks?endpoint=http://127.0.0.1:$port/$account&account=$account&accountKey=$keyenc"
+    ;;
+  clock)
+    [ -f "$state/faketime" ] || { echo "$state: not started with --faketime" >&2; exit 2; }
+    [[ "$option" =~ ^[+-][0-9]+(\.[0-9]+)?[smhd]?$ ]] || { echo "offset '$option': like +120s or -30s" >&2; exit 2; }
+    # written whole, then renamed: the server never reads a half-written offset
+    echo "$option" >"$state/faketime.new"; chmod 644 "$state/faketime.new"; mv -f "$state/faketime.new" "$state/faketime"
     ;;
   stop) stop ;;
   *) usage ;;

@@ -9,6 +9,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import dev.latchkey.tck.ServerClock;
 import java.time.Duration;
 import dev.latchkey.spi.LockUri;
 import java.util.List;
@@ -32,11 +33,16 @@ class AzureEtagTckTest extends LockManagerContract {
 
     @BeforeAll
     static void buildClient() {
-        LockUri uri = LockUri.parse(Azurite.uri());
+        container = client(Azurite.uri());
+    }
+
+    /** A container client for the lock URI {@code lockUri}, built as an application would. */
+    private static BlobContainerClient client(String lockUri) {
+        LockUri uri = LockUri.parse(lockUri);
         // Azurite (Node) closes a keep-alive connection after 5 s idle; a request sent on it just then is
         // reset, and the SDK's default retry waits 4 s before its next try: longer than this class's
         // heartbeats allow. Closing idle connections first, at 3 s, keeps that race out of the tests.
-        container = new BlobContainerClientBuilder()
+        return new BlobContainerClientBuilder()
                 .httpClient(HttpClient.createDefault(new HttpClientOptions().setConnectionIdleTimeout(Duration.ofSeconds(3))))
                 .endpoint(uri.param("endpoint").orElseThrow())
                 .credential(new StorageSharedKeyCredential(uri.param("account").orElseThrow(), uri.param("accountKey").orElseThrow()))
@@ -46,8 +52,26 @@ class AzureEtagTckTest extends LockManagerContract {
 
     @Override
     protected LockManager newManager(LockContext context) {
-        String prefix = LockUri.parse(Azurite.uri()).path().replaceFirst("^/", "");
-        return AzureLocks.open(container, AzureLocks.options().prefix(prefix).mode(AzureLocks.Mode.ETAG), context);
+        return open(container, Azurite.uri(), context);
+    }
+
+    private static LockManager open(BlobContainerClient client, String uri, LockContext context) {
+        String prefix = LockUri.parse(uri).path().replaceFirst("^/", "");
+        return AzureLocks.open(client, AzureLocks.options().prefix(prefix).mode(AzureLocks.Mode.ETAG), context);
+    }
+
+    /**
+     * An Azurite of its own under libfaketime, for the kit's server-clock tests only (the rest use the
+     * shared one); its managers open on one client of their own, built as {@link #container} is.
+     */
+    @Override
+    protected ServerClock serverClock() {
+        return AzuriteClock.get().clock((uri, context) -> open(ClockClient.CLIENT, uri, context));
+    }
+
+    /** The clock server's client, built on first use. */
+    private static final class ClockClient {
+        static final BlobContainerClient CLIENT = client(AzuriteClock.get().uri());
     }
 
     /** Date and Last-Modified have one-second resolution, and ages are lowered by a second. */

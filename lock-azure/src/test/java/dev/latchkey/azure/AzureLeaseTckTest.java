@@ -4,6 +4,7 @@ import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
+import dev.latchkey.tck.ServerClock;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.parallel.Execution;
@@ -11,8 +12,9 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The lock contract through {@code azblob://…?mode=lease} (blob leases) against Azurite. Leases last
- * 15–60 s, so the timing tests use 15 s TTLs and long leases are capped at 60 s; they spend those
- * seconds waiting, so the tests run concurrently (each has its own keys and managers).
+ * 15–60 s, so the timing tests use 15 s TTLs and long leases are capped at 60 s (the server-clock
+ * tests' TTL, ten short TTLs, is capped so too); they spend those seconds waiting, so the tests run
+ * concurrently (each has its own keys and managers).
  */
 @Execution(ExecutionMode.CONCURRENT)
 class AzureLeaseTckTest extends LockManagerContract {
@@ -29,6 +31,12 @@ class AzureLeaseTckTest extends LockManagerContract {
     @Override
     protected Duration maxTtl() {
         return Duration.ofSeconds(60);
+    }
+
+    /** An Azurite of its own under libfaketime, for the kit's server-clock tests only (the rest use the shared one). */
+    @Override
+    protected ServerClock serverClock() {
+        return AzuriteClock.get().clock((uri, context) -> Latchkey.open(Azurite.withMode(uri, "lease"), context));
     }
 
     @Override
