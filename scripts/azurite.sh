@@ -14,6 +14,8 @@
 # On-disk data, not --inMemoryPersistence: the in-memory store stalls for minutes in its periodic
 # clean-up after ~20k overwrites. Run scripts/install-azurite.sh first.
 set -euo pipefail
+# shellcheck source=lib/faketime.sh
+. "$(dirname "$0")/lib/faketime.sh"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/.tools/azurite/node_modules/.bin/azurite-blob"
 account=devstoreaccount1
@@ -72,12 +74,8 @@ case "$cmd" in
     [ -x "$bin" ] || { echo "azurite not installed: run scripts/install-azurite.sh" >&2; exit 1; }
     faketime=()
     if [ "$option" = "--faketime" ]; then
-      lib="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1 || true)"
-      [ -n "$lib" ] || { echo "no libfaketime.so.1 under /usr/lib/*/faketime: run scripts/install-azurite.sh" >&2; exit 1; }
-      echo "+0" >"$state/faketime"; chmod 644 "$state/faketime"
       # the server only (not curl, not the container's creation); its timers keep the real monotonic clock
-      faketime=(env LD_PRELOAD="$lib" FAKETIME_TIMESTAMP_FILE="$state/faketime" FAKETIME_NO_CACHE=1
-        FAKETIME_DONT_FAKE_MONOTONIC=1)
+      faketime_env "$state" scripts/install-azurite.sh || exit 1
     elif [ -n "$option" ]; then
       echo "unknown option '$option' (--faketime)" >&2; exit 2
     else
@@ -104,10 +102,7 @@ case "$cmd" in
     echo "azblob://$container/locks?endpoint=http://127.0.0.1:$port/$account&account=$account&accountKey=$keyenc"
     ;;
   clock)
-    [ -f "$state/faketime" ] || { echo "$state: not started with --faketime" >&2; exit 2; }
-    [[ "$option" =~ ^[+-][0-9]+(\.[0-9]+)?[smhd]?$ ]] || { echo "offset '$option': like +120s or -30s" >&2; exit 2; }
-    # written whole, then renamed: the server never reads a half-written offset
-    echo "$option" >"$state/faketime.new"; chmod 644 "$state/faketime.new"; mv -f "$state/faketime.new" "$state/faketime"
+    faketime_step "$state" "$option" || exit $?
     ;;
   stop) stop ;;
   *) usage ;;

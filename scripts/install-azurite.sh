@@ -7,7 +7,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/.tools/azurite"
 version=3.35.0
-faketime_lib() { ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1; }
+# shellcheck source=lib/faketime.sh
+. "$(dirname "$0")/lib/faketime.sh"
 if [ -z "$(faketime_lib)" ]; then
   sudo_cmd=()
   [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)

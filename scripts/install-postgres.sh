@@ -3,7 +3,8 @@
 # Debian's package `postgresql` brings them to /usr/lib/postgresql/<major>/bin; `libfaketime`
 # (0.9.10) lets `postgres.sh start DIR --faketime` run a server whose clock the tests can step.
 set -euo pipefail
-faketime_lib() { ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1; }
+# shellcheck source=lib/faketime.sh
+. "$(dirname "$0")/lib/faketime.sh"
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ -n "$(faketime_lib)" ]; then
   echo "postgresql server binaries present: $(ls -d /usr/lib/postgresql/*/bin | tail -1); libfaketime present" >&2
   exit 0

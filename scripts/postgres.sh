@@ -22,6 +22,8 @@
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system user
 # (created by the Debian package; see install-postgres.sh), which then owns <dir>.
 set -euo pipefail
+# shellcheck source=lib/faketime.sh
+. "$(dirname "$0")/lib/faketime.sh"
 
 cmd="${1:-}"; dir="${2:-}"; option="${3:-}"
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
@@ -66,12 +68,8 @@ log_min_messages = warning
 CONF
     faketime=()
     if [ "$option" = "--faketime" ]; then
-      lib="$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1 || true)"
-      [ -n "$lib" ] || { echo "no libfaketime.so.1 under /usr/lib/*/faketime: run scripts/install-postgres.sh" >&2; exit 1; }
-      echo "+0" >"$dir/faketime"; chmod 644 "$dir/faketime"
       # the server only (not psql, not the client); timeouts and waits keep the real monotonic clock
-      faketime=(env LD_PRELOAD="$lib" FAKETIME_TIMESTAMP_FILE="$dir/faketime" FAKETIME_NO_CACHE=1
-        FAKETIME_DONT_FAKE_MONOTONIC=1)
+      faketime_env "$dir" scripts/install-postgres.sh || exit 1
     elif [ -n "$option" ]; then
       echo "unknown option '$option' (--faketime)" >&2; exit 2
     fi
@@ -117,10 +115,7 @@ CONF
     sed "s/127.0.0.1:$(cat "$primary/port")\//127.0.0.1:$port\//" "$primary/uri"
     ;;
   clock)
-    [ -f "$dir/faketime" ] || { echo "$dir: not started with --faketime" >&2; exit 2; }
-    [[ "$option" =~ ^[+-][0-9]+(\.[0-9]+)?[smhd]?$ ]] || { echo "offset '$option': like +120s or -30s" >&2; exit 2; }
-    # written whole, then renamed: the server never reads a half-written offset
-    echo "$option" >"$dir/faketime.new"; chmod 644 "$dir/faketime.new"; mv -f "$dir/faketime.new" "$dir/faketime"
+    faketime_step "$dir" "$option" || exit $?
     ;;
   promote)
     as_server "$bindir/pg_ctl" -D "$data" -w -t 60 promote >&2
