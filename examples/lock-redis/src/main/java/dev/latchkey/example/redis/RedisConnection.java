@@ -64,7 +64,8 @@ final class RedisConnection implements AutoCloseable {
     private static final Duration SETUP_FLOOR = Duration.ofSeconds(10);
 
     /**
-     * How often a set-up whose handshake outcome Lettuce lost is tried. When the server refuses the
+     * How often a set-up whose handshake outcome Lettuce lost, or whose connection it closed at once,
+     * is tried. When the server refuses the
      * handshake (a wrong password) and the channel closes before Lettuce's connect listener runs, that
      * listener finds no handshake handler and reports "RedisHandshakeHandler not registered" (an
      * {@link IllegalStateException}) instead of the refusal; another attempt almost always reports
@@ -90,6 +91,12 @@ final class RedisConnection implements AutoCloseable {
         for (int attempt = 1; ; attempt++) {
             try {
                 StatefulRedisConnection<byte[], byte[]> connection = Shared.CLIENT.connect(ByteArrayCodec.INSTANCE, uri);
+                if (!connection.isOpen() && attempt < HANDSHAKE_ATTEMPTS) {
+                    // Lettuce may hand back a connection whose channel it closed as it became active
+                    // ("endpoint is already closed"): every command would be rejected; connect again
+                    connection.close();
+                    continue;
+                }
                 connection.setTimeout(settings.timeout()); // each command's bound
                 return new RedisConnection(connection);
             } catch (RedisException e) {
