@@ -3,6 +3,7 @@ package dev.latchkey.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.Latchkey;
+import dev.latchkey.LeaseLostException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.spi.LockUri;
@@ -78,7 +79,11 @@ class PostgresSpringApplicationTest extends SpringApplicationScenarios {
                 assertThat(guard.owner()).startsWith("the restart guard until " + guard.expiresAt());
                 assertThat(guard.expiresAt()).isAfter(Instant.now());
             }
-            assertThat(runs.errors).as("nothing thrown to the scheduler").isEmpty();
+            // nothing thrown to the scheduler, but for the loss of the run the restart may have cut short
+            // (the job runs every 20 ms): its session ended, and the call says so
+            assertThat(runs.errors).as("thrown to the scheduler").hasSizeLessThanOrEqualTo(1)
+                    .allSatisfy(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class,
+                            lost -> assertThat(lost.reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED)));
         }
     }
 
@@ -106,7 +111,11 @@ class PostgresSpringApplicationTest extends SpringApplicationScenarios {
             assertThat(output.text()).contains("password authentication failed").doesNotContain("\tat org.postgresql")
                     .doesNotContain("not-" + password);
             assertThat(runs.bodies.get()).isZero();
-            assertThat(runs.errors).as("nothing thrown to the scheduler").isEmpty();
+            // nothing thrown to the scheduler, but for the loss of the run the restart may have cut short
+            // (the job runs every 20 ms): its session ended, and the call says so
+            assertThat(runs.errors).as("thrown to the scheduler").hasSizeLessThanOrEqualTo(1)
+                    .allSatisfy(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class,
+                            lost -> assertThat(lost.reason()).isEqualTo(LeaseLostException.Reason.SESSION_ENDED)));
         }
     }
 
