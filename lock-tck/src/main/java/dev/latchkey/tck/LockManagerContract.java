@@ -1,30 +1,18 @@
 package dev.latchkey.tck;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.Capability;
 import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
-import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
-import dev.latchkey.LockTimeoutException;
 import dev.latchkey.spi.LockContext;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -52,8 +40,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * abandoned lease after its TTL and never before, a lease held while no thread can start (lost by
  * its deadline, before anyone else holds the key) or only for a while (it survives), force release (the broken holder's renew and
  * release raise {@link LeaseLostException} without disturbing the new holder), lease-loss
- * listeners, the events a {@link dev.latchkey.LockListener} sees (in {@link LockEventsContract},
- * which this class implements), fencing-token order, hostile and invalid keys, that the manager
+ * listeners, the events a {@link dev.latchkey.LockListener} sees, fencing-token order, hostile and invalid keys, that the manager
  * uses the {@link LockContext} it was built with, that a client whose wall clock is an hour off takes
  * nothing early, and — given {@link #uriForOtherProcesses()} — exclusion across
  * JVMs and the fate of a lock whose holder process was killed. Declared capabilities are held to
@@ -70,7 +57,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * Tune with {@link #shortTtl()} and the contention hooks for slow stores.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
-public abstract class LockManagerContract implements LockEventsContract {
+public abstract class LockManagerContract {
 
     private static final Duration GENEROUS = TckFixture.GENEROUS;
 
@@ -217,181 +204,79 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     @Test
     void singleHolder() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("single");
-        Lease lease = hold(a, k, longLease("holder"));
-
-        assertThat(lease.key()).isEqualTo(k);
-        assertThat(lease.isValid()).isTrue();
-        assertThat(lease.leaseId()).isNotBlank();
-        assertThat(lease.owner()).isEqualTo(owner("holder"));
-        assertThat(tryTake(b, k, longLease("contender"))).as("second manager while held").isEmpty();
-        assertThat(tryTake(a, k, longLease("contender"))).as("same manager again while held (locks are not reentrant)").isEmpty();
-
-        LockInfo info = b.inspect(k).orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
-        assertThat(info.key()).isEqualTo(k);
-        assertThat(info.leaseId()).isEqualTo(lease.leaseId());
-        assertThat(info.owner()).isEqualTo(owner("holder"));
-        assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
-        assertThat(lease.isValid()).isTrue();
+        basicsChecks().singleHolder();
     }
 
     @Test
     void ownerAndMetadataRoundTripThroughInspect() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("metadata");
-        Map<String, String> metadata = Map.of("job", "nightly-export", "run.id", "42",
-                "note", "'quoted' \"double\" =&%; \u00fcn\u00efc\u00f6d\u00e9 \uD83D\uDD12", "empty", "");
-        String owner = owner("ops") + " (host: build-7; pid 4242)";
-        Lease lease = hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(owner).withMetadata(metadata));
-
-        LockInfo info = b.inspect(k).orElseThrow(() -> new AssertionError("inspect shows no holder of a held key"));
-        assertThat(info.owner()).isEqualTo(owner);
-        assertThat(info.metadata()).isEqualTo(metadata);
-        assertThat(lease.info().metadata()).isEqualTo(metadata);
+        basicsChecks().ownerAndMetadataRoundTripThroughInspect();
     }
 
     @Test
     void racingTryAcquireOnOneManagerHasOneWinner() throws Exception {
-        LockManager a = newManager();
-        String k = key("same-manager-race");
-        int threads = 8;
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<Optional<Lease>>> attempts = new ArrayList<>();
-            for (int i = 0; i < threads; i++) {
-                attempts.add(pool.submit(() -> {
-                    go.await();
-                    return tryTake(a, k, longLease("racer"));
-                }));
-            }
-            go.countDown();
-            int winners = 0;
-            for (Future<Optional<Lease>> f : attempts) {
-                if (f.get(GENEROUS.toSeconds(), TimeUnit.SECONDS).isPresent()) winners++;
-            }
-            assertThat(winners).as("threads of one manager racing tryAcquire on a free key").isEqualTo(1);
-        } finally {
-            pool.shutdownNow();
-        }
+        basicsChecks().racingTryAcquireOnOneManagerHasOneWinner();
     }
 
     @Test
     void twoKeysAreIndependent() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k1 = key("one");
-        String k2 = key("two");
-        Lease l1 = hold(a, k1, longLease("one"));
-        Lease l2 = hold(b, k2, longLease("two"));
-
-        assertThat(tryTake(b, k1, longLease("x"))).isEmpty();
-        assertThat(tryTake(a, k2, longLease("x"))).isEmpty();
-        assertThat(a.inspect(k1).map(LockInfo::leaseId)).contains(l1.leaseId());
-        assertThat(a.inspect(k2).map(LockInfo::leaseId)).contains(l2.leaseId());
-
-        l1.release();
-        assertThat(l2.isValid()).as("releasing one key leaves the other held").isTrue();
-        assertThat(a.inspect(k2).map(LockInfo::leaseId)).contains(l2.leaseId());
-        assertThat(tryTake(a, k2, longLease("x"))).isEmpty();
+        basicsChecks().twoKeysAreIndependent();
     }
 
     @Test
     void releaseThenReacquire() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("release");
-        Lease first = hold(a, k, longLease("first"));
-        first.release();
-
-        assertThat(first.isValid()).as("a released lease is not valid").isFalse();
-        first.release(); // idempotent once it succeeded
-        assertThat(b.inspect(k)).as("inspect after release").isEmpty();
-
-        Lease second = hold(b, k, longLease("second"));
-        assertThat(second.leaseId()).isNotEqualTo(first.leaseId());
-        second.close();
-        Lease third = hold(a, k, longLease("third"));
-        assertThat(third.isValid()).isTrue();
-        assertThat(b.inspect(k).map(LockInfo::leaseId)).contains(third.leaseId());
+        basicsChecks().releaseThenReacquire();
     }
 
     @Test
     void inspectOfFreeKeyIsEmpty() throws Exception {
-        LockManager a = newManager();
-        assertThat(a.inspect(key("never-used"))).isEmpty();
+        basicsChecks().inspectOfFreeKeyIsEmpty();
     }
 
     @Test
     void tryAcquireNeverWaits() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("no-wait");
-        Lease holder = hold(a, k, longLease("holder"));
-        // The holder lets go after 5 s: a tryAcquire that waits, for however short a time, ends up
-        // with the lease; one that never waits comes back empty long before.
-        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
-            try {
-                TckFixture.pace(Duration.ofSeconds(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            holder.release();
-        });
-        Optional<Lease> attempt = TckFixture.within(GENEROUS, "tryAcquire on a held key",
-                () -> tryTake(b, k, longLease("contender")));
-        assertThat(attempt).as("tryAcquire on a key held for 5 more seconds (it must not wait)").isEmpty();
-        release.get(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+        basicsChecks().tryAcquireNeverWaits();
     }
 
     @Test
     void acquireTimesOutNamingTheHolder() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("timeout");
-        String holder = owner("holder-to-name");
-        hold(a, k, LeaseOptions.ttl(Duration.ofSeconds(60)).withOwner(holder));
-
-        Duration maxWait = Duration.ofMillis(300);
-        long start = System.nanoTime();
-        assertThatThrownBy(() -> track(b.acquire(k, maxWait, longLease("waiter"))))
-                .isExactlyInstanceOf(LockTimeoutException.class)
-                .hasMessageContaining(holder)
-                .satisfies(t -> {
-                    LockTimeoutException e = (LockTimeoutException) t;
-                    assertThat(e.key()).isEqualTo(k);
-                    e.holder().ifPresent(h -> assertThat(h.owner()).isEqualTo(holder));
-                });
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time acquire waited before timing out")
-                .isGreaterThanOrEqualTo(maxWait);
+        basicsChecks().acquireTimesOutNamingTheHolder();
     }
 
     @Test
     void acquireWaitsForRelease() throws Exception {
-        LockManager a = newManager();
-        LockManager b = newManager();
-        String k = key("handoff");
-        Lease first = hold(a, k, longLease("first"));
-        CountDownLatch waiting = new CountDownLatch(1);
-        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
-            waiting.countDown();
-            return track(b.acquire(k, GENEROUS.multipliedBy(2), longLease("waiter")));
-        });
-        // The waiter must be seen waiting on the held key — inside acquire for a whole second
-        // without returning — before the key is released; an acquire that never waits has thrown by then.
-        assertThat(waiting.await(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as("waiter started").isTrue();
-        assertThatThrownBy(() -> waiter.get(1, TimeUnit.SECONDS), "acquire on a held key returned (or threw) before the key was released")
-                .isInstanceOf(TimeoutException.class);
-        first.release();
-        Lease second = waiter.get(GENEROUS.toSeconds() * 2 + 10, TimeUnit.SECONDS);
-        assertThat(second.isValid()).isTrue();
-        assertThat(a.inspect(k).map(LockInfo::leaseId)).contains(second.leaseId());
-        if (declares(a, Capability.FENCING_TOKENS)) {
-            assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
-        }
+        basicsChecks().acquireWaitsForRelease();
+    }
+
+    // ---------------------------------------------------------------- listeners
+
+    @Test
+    void listenerSeesAcquiredThenReleasedOffTheCallersThread() throws Exception {
+        listenerChecks().listenerSeesAcquiredThenReleasedOffTheCallersThread();
+    }
+
+    @Test
+    void listenerSeesBusyOnAHeldKey() throws Exception {
+        listenerChecks().listenerSeesBusyOnAHeldKey();
+    }
+
+    @Test
+    void listenerSeesAnUnrenewedLeaseExpire() throws Exception {
+        listenerChecks().listenerSeesAnUnrenewedLeaseExpire();
+    }
+
+    @Test
+    void listenerSeesALossByForceReleaseWithItsReason() throws Exception {
+        listenerChecks().listenerSeesALossByForceReleaseWithItsReason();
+    }
+
+    @Test
+    void listenerSeesALossByTakeoverWithAReasonThatAdmitsIt() throws Exception {
+        listenerChecks().listenerSeesALossByTakeoverWithAReasonThatAdmitsIt();
+    }
+
+    @Test
+    void throwingOrBlockingListenersBreakNoLease() throws Exception {
+        listenerChecks().throwingOrBlockingListenersBreakNoLease();
     }
 
     // ---------------------------------------------------------------- renew, heartbeat, expiry
@@ -501,32 +386,7 @@ public abstract class LockManagerContract implements LockEventsContract {
 
     @Test
     void fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease() throws Exception {
-        LockManager a = newManager();
-        requireCapability(a, Capability.FENCING_TOKENS);
-        LockManager b = newManager();
-        LockManager c = newManager();
-        String k = key("fencing");
-        List<Long> tokens = new ArrayList<>();
-
-        Lease l = hold(a, k, longLease("1"));                      // first ever
-        tokens.add(checkedToken(b, l));
-        l.release();
-        l = hold(b, k, longLease("2"));                             // after release, other manager
-        tokens.add(checkedToken(a, l));
-        l.release();
-        l = hold(b, k, longLease("3"));                             // after release, same manager
-        tokens.add(checkedToken(a, l));
-        assertThat(c.forceRelease(k)).isTrue();
-        l = hold(a, k, abandoned("4"));                             // after force release
-        tokens.add(checkedToken(c, l));
-        l = pollUntilAcquired(c, k, longLease("5"), takeoverLimit()); // after takeover
-        tokens.add(checkedToken(a, l));
-        l.release();
-        l = hold(a, k, longLease("6"));
-        tokens.add(checkedToken(b, l));
-
-        assertThat(tokens).as("fencing tokens of successive holders").allMatch(t -> t > 0);
-        assertThat(tokens).as("fencing tokens of successive holders").isSorted().doesNotHaveDuplicates();
+        fencingChecks().fencingTokensIncreaseAcrossReleaseTakeoverAndForceRelease();
     }
 
     // ---------------------------------------------------------------- keys
@@ -649,6 +509,18 @@ public abstract class LockManagerContract implements LockEventsContract {
     // ---------------------------------------------------------------- helpers
 
     // the tests of each concern live in their own class; each gets this contract's hooks and helpers
+    private BasicsChecks basicsChecks() {
+        return new BasicsChecks(this);
+    }
+
+    private ListenerChecks listenerChecks() {
+        return new ListenerChecks(this);
+    }
+
+    private FencingChecks fencingChecks() {
+        return new FencingChecks(this);
+    }
+
     private ExpiryChecks expiryChecks() {
         return new ExpiryChecks(this);
     }
@@ -720,21 +592,6 @@ public abstract class LockManagerContract implements LockEventsContract {
         return fx.track(newManager(context));
     }
 
-    @Override
-    public final LockManager managerForEvents(LockContext context) throws Exception {
-        return manager(context);
-    }
-
-    @Override
-    public final String keyForEvents(String name) {
-        return key(name);
-    }
-
-    @Override
-    public final Duration shortTtlForEvents() {
-        return shortTtl();
-    }
-
     String owner(String role) {
         return fx.owner(role);
     }
@@ -787,12 +644,6 @@ public abstract class LockManagerContract implements LockEventsContract {
         return fx.pollUntilAcquired(m, k, o, limit, pollInterval());
     }
 
-    /** The lease's token, after checking that {@code other} sees the same one through inspect. */
-    private static long checkedToken(LockManager other, Lease lease) {
-        assertThat(other.inspect(lease.key()).map(LockInfo::fencingToken))
-                .as("inspect's token for %s", lease.owner()).contains(lease.fencingToken());
-        return lease.fencingToken();
-    }
 
 
     static String show(String k) {

@@ -16,38 +16,23 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 
 /**
- * The contract of {@link LockListener}s, as JUnit 5 {@code @Test default} methods:
- * {@link LockManagerContract} implements this interface, so every backend's TCK subclass runs these
- * checks with no change of its own. A listener registered through
+ * The {@link LockListener} tests of {@link LockManagerContract}: a listener registered through
  * {@link LockContext#withListener} sees, for each key, acquired then released in that order; busy
  * when the key is held elsewhere (by {@code tryAcquire}, and by {@code acquire} after waiting at least
  * its {@code maxWait}); a loss with a reason that says what happened — {@link Reason#EXPIRED} for a
  * lease nobody renewed, and for a broken or taken-over lease a reason that admits another client
  * may be in (never one that {@linkplain Reason#ranOutLocally() ran out locally}); events never on the
  * caller's thread; and a listener that throws or blocks breaks no lease, renewal or release.
- *
- * <p>The three hooks are implemented by {@link LockManagerContract}; a backend does not override them.
  */
-public interface LockEventsContract {
-    Duration SOON = TckFixture.GENEROUS;
+record ListenerChecks(LockManagerContract contract) {
+    private static final Duration SOON = TckFixture.GENEROUS;
 
-    /** A fresh manager on the backend under test, built with {@code context}, closed after the test. */
-    LockManager managerForEvents(LockContext context) throws Exception;
-
-    /** A key unique to this test. */
-    String keyForEvents(String name);
-
-    /** The short TTL of the backend under test ({@link LockManagerContract#shortTtl()}). */
-    Duration shortTtlForEvents();
-
-    @Test
-    default void listenerSeesAcquiredThenReleasedOffTheCallersThread() throws Exception {
+    void listenerSeesAcquiredThenReleasedOffTheCallersThread() throws Exception {
         RecordingListener events = new RecordingListener();
-        LockManager m = managerForEvents(LockContext.defaults().withListener(events));
-        String k = keyForEvents("events-order");
+        LockManager m = contract.manager(LockContext.defaults().withListener(events));
+        String k = contract.key("events-order");
         Lease lease = m.tryAcquire(k, longLease()).orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
         lease.release();
 
@@ -61,12 +46,11 @@ public interface LockEventsContract {
         });
     }
 
-    @Test
-    default void listenerSeesBusyOnAHeldKey() throws Exception {
-        LockManager holder = managerForEvents(LockContext.defaults());
+    void listenerSeesBusyOnAHeldKey() throws Exception {
+        LockManager holder = contract.manager(LockContext.defaults());
         RecordingListener events = new RecordingListener();
-        LockManager contender = managerForEvents(LockContext.defaults().withListener(events));
-        String k = keyForEvents("events-busy");
+        LockManager contender = contract.manager(LockContext.defaults().withListener(events));
+        String k = contract.key("events-busy");
         Lease held = holder.tryAcquire(k, longLease()).orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
         try {
             assertThat(contender.tryAcquire(k, longLease())).as("tryAcquire of a held key").isEmpty();
@@ -82,12 +66,11 @@ public interface LockEventsContract {
         }
     }
 
-    @Test
-    default void listenerSeesAnUnrenewedLeaseExpire() throws Exception {
+    void listenerSeesAnUnrenewedLeaseExpire() throws Exception {
         RecordingListener events = new RecordingListener();
-        LockManager m = managerForEvents(LockContext.defaults().withListener(events));
-        String k = keyForEvents("events-expired");
-        Duration ttl = shortTtlForEvents().multipliedBy(2); // slack for a slow grant on a loaded machine
+        LockManager m = contract.manager(LockContext.defaults().withListener(events));
+        String k = contract.key("events-expired");
+        Duration ttl = contract.shortTtl().multipliedBy(2); // slack for a slow grant on a loaded machine
         m.tryAcquire(k, LeaseOptions.ttl(ttl).withoutHeartbeat())
                 .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
 
@@ -97,14 +80,13 @@ public interface LockEventsContract {
         assertThat(events.typesOf(k)).containsExactly("acquired", "lost");
     }
 
-    @Test
-    default void listenerSeesALossByForceReleaseWithItsReason() throws Exception {
+    void listenerSeesALossByForceReleaseWithItsReason() throws Exception {
         RecordingListener events = new RecordingListener();
-        LockManager victim = managerForEvents(LockContext.defaults().withListener(events));
-        LockManager breaker = managerForEvents(LockContext.defaults());
-        String k = keyForEvents("events-broken");
+        LockManager victim = contract.manager(LockContext.defaults().withListener(events));
+        LockManager breaker = contract.manager(LockContext.defaults());
+        String k = contract.key("events-broken");
         // a heartbeat finds the break (shortTtl/2 leaves a store paced to one write per record room to break)
-        Lease lease = victim.tryAcquire(k, longLease().withHeartbeat(shortTtlForEvents().dividedBy(2)))
+        Lease lease = victim.tryAcquire(k, longLease().withHeartbeat(contract.shortTtl().dividedBy(2)))
                 .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
         CompletableFuture<LeaseLostException> onLost = new CompletableFuture<>();
         lease.onLost(onLost::complete);
@@ -117,12 +99,11 @@ public interface LockEventsContract {
         assertThat(events.typesOf(k)).containsExactly("acquired", "lost");
     }
 
-    @Test
-    default void listenerSeesALossByTakeoverWithAReasonThatAdmitsIt() throws Exception {
+    void listenerSeesALossByTakeoverWithAReasonThatAdmitsIt() throws Exception {
         RecordingListener events = new RecordingListener();
-        LockManager victim = managerForEvents(LockContext.defaults().withListener(events));
-        LockManager other = managerForEvents(LockContext.defaults());
-        String k = keyForEvents("events-taken");
+        LockManager victim = contract.manager(LockContext.defaults().withListener(events));
+        LockManager other = contract.manager(LockContext.defaults());
+        String k = contract.key("events-taken");
         Lease lease = victim.tryAcquire(k, longLease().withoutHeartbeat())
                 .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
         assertThat(other.forceRelease(k)).as("forceRelease of a held key").isTrue();
@@ -138,8 +119,7 @@ public interface LockEventsContract {
         }
     }
 
-    @Test
-    default void throwingOrBlockingListenersBreakNoLease() throws Exception {
+    void throwingOrBlockingListenersBreakNoLease() throws Exception {
         CountDownLatch unblock = new CountDownLatch(1);
         RecordingListener calls = new RecordingListener();
         LockListener throwing = new RecordingListener() {
@@ -157,12 +137,12 @@ public interface LockEventsContract {
                 }
             }
         };
-        LockManager a = managerForEvents(LockContext.defaults().withListener(throwing));
-        LockManager b = managerForEvents(LockContext.defaults().withListener(blocking));
-        LockManager contender = managerForEvents(LockContext.defaults());
-        String ka = keyForEvents("events-throwing");
-        String kb = keyForEvents("events-blocking");
-        Duration ttl = shortTtlForEvents().multipliedBy(2); // heartbeat TTL/3
+        LockManager a = contract.manager(LockContext.defaults().withListener(throwing));
+        LockManager b = contract.manager(LockContext.defaults().withListener(blocking));
+        LockManager contender = contract.manager(LockContext.defaults());
+        String ka = contract.key("events-throwing");
+        String kb = contract.key("events-blocking");
+        Duration ttl = contract.shortTtl().multipliedBy(2); // heartbeat TTL/3
         try {
             Lease la = TckFixture.within(SOON, "tryAcquire with a throwing listener", () -> a.tryAcquire(ka, LeaseOptions.ttl(ttl)))
                     .orElseThrow(() -> new AssertionError("tryAcquire of a free key failed"));
