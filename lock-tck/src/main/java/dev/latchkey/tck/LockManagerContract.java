@@ -51,6 +51,23 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * (a killed holder's lock is freed long before its TTL). Tests of an undeclared {@link Capability} are
  * skipped through JUnit assumptions that name the capability.
  *
+ * <p><b>Hooks.</b> Required: {@link #newManager(LockContext)}, nothing else. Each other hook has a
+ * default that runs the contract; override one to fit a slow store or to switch on the tests that
+ * need it:
+ * <ul>
+ *   <li>time: {@link #shortTtl()} (default 1 s), {@link #maxTtl()}, {@link #serverClockTtl()};</li>
+ *   <li>contention: {@link #contentionManagers()}, {@link #contentionThreadsPerManager()},
+ *       {@link #contentionRounds()}, {@link #contentionMaxWait()};</li>
+ *   <li>other JVMs (tests skipped without the first): {@link #uriForOtherProcesses()},
+ *       {@link #childJvmArguments()}, {@link #processContenders()}, {@link #processRounds()};</li>
+ *   <li>declared capabilities (tests skipped, naming the hook, without it): {@link #serverClock()}
+ *       for {@code SERVER_SIDE_EXPIRY}, {@link #newManagerPollingEvery} for {@code NATIVE_WAIT};</li>
+ *   <li>{@link #otherConfigurations()}: other spellings of the same locks that must exclude each
+ *       other (test skipped without one).</li>
+ * </ul>
+ * The kit's other contracts need as little: {@link ConditionalStoreContract} and
+ * {@link StoreFaultContract} one store factory, {@link NetworkFaultContract} the server's URI and address.
+ *
  * <p><b>Timing</b>: every time-based test asserts orderings measured on the monotonic clock
  * ("the contender's success came at least a TTL after the holder started acquiring"), never an
  * upper bound tighter than many seconds, so a loaded machine slows the run but does not fail it.
