@@ -81,7 +81,7 @@ trail() {
     | sed -n '1,/assertion violated/p' | sed -E 's/^ +/ /' | tail -26 | sed 's/^/        | /' >&2
 }
 
-# the lease engine (lock-api LeaseEngine + ManagedLease), 3 clients; bounds in docs/model-checking.md
+# the lease engine (lock-api ConditionalStoreLockManager + ManagedLease), 3 clients; bounds in docs/model-checking.md
 # Runs check in the background, as many at once as there are cores; its lines go to a log of its own,
 # printed in the order of the calls once all have ended, so the output reads as if they ran in a row.
 max_jobs=$(nproc 2>/dev/null || echo 1)

@@ -71,7 +71,7 @@ class StoreUnreachableTest {
                 lostHeard.complete(cause);
             }
         };
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults().withListener(listener), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults().withListener(listener), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);
@@ -88,7 +88,7 @@ class StoreUnreachableTest {
     @Test
     void aRenewalStillWaitingForTheStoreAtTheDeadlineEndsTheLeaseAsStoreUnreachable() throws Exception {
         Outage store = new Outage();
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);
@@ -104,7 +104,7 @@ class StoreUnreachableTest {
     @Test
     void aLeaseNobodyRenewedEndsAsExpired() throws Exception {
         Outage store = new Outage();
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1)).withoutHeartbeat()).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);

@@ -4,7 +4,7 @@ import static dev.latchkey.file.Machines.manager;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.Lease;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.HolderLiveness;
 import dev.latchkey.spi.LockNames;
@@ -92,7 +92,7 @@ class FileInterruptTest {
         assertThat(plain.attach(LockNames.encode("job"), lingering)).isTrue();
 
         InterruptedOnLockedFiles store = new InterruptedOnLockedFiles(new FileStore(dir));
-        try (LeaseEngine m = manager(store)) {
+        try (ConditionalStoreLockManager m = manager(store)) {
             // read, isAlive finds the killed holder gone; nextToken, attach, replace; then release: replace, detach
             Lease l = m.tryAcquire("job").orElseThrow();
             assertThat(l.fencingToken()).isGreaterThan(deadHolder);

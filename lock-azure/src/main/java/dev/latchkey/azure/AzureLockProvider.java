@@ -5,7 +5,7 @@ import com.azure.storage.blob.BlobContainerClient;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -22,7 +22,7 @@ import java.util.Set;
  *
  * <ul>
  *   <li>{@code mode=lease} (default): Azure blob leases, expired by the server's clock; TTL 15–60 s.</li>
- *   <li>{@code mode=etag}: the shared {@link LeaseEngine} over ETag conditional writes; any TTL.</li>
+ *   <li>{@code mode=etag}: the shared {@link ConditionalStoreLockManager} over ETag conditional writes; any TTL.</li>
  * </ul>
  * Both are safe under any client clock skew: expiry and staleness are judged by the server. Both
  * keep a key in the same blob, and each refuses a blob of the other mode ({@link LockBlobMode}).
@@ -79,7 +79,7 @@ public final class AzureLockProvider implements LockProvider {
                 AzureConditionalStore store = new AzureConditionalStore(container, prefix, timeout, description,
                         uri.booleanParam("probe", true));
                 store.probeOnOpen();
-                yield new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+                yield new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
             }
             default -> new AzureLeaseManager(container, prefix, timeout, description, context);
         };

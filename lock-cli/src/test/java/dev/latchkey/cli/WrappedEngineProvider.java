@@ -5,7 +5,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.mem.MemStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
@@ -20,7 +20,7 @@ import java.util.Set;
 /**
  * Test backend {@code wrapped://NAME}: a manager that wraps the lease engine over the
  * {@code mem://NAME} store (as a backend adding behaviour of its own would: the engine is final),
- * so it is no {@link LeaseEngine}, and exposes that store through {@link LockProvider#openStore}.
+ * so it is no {@link ConditionalStoreLockManager}, and exposes that store through {@link LockProvider#openStore}.
  * {@code wrapped://lying-NAME} exposes a store whose {@code create} is not conditional (it
  * overwrites an existing record): the locks stay correct, the store does not, and
  * {@code latchkey check} must say so.
@@ -38,7 +38,7 @@ public final class WrappedEngineProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return new Wrapped(new LeaseEngine(MemStore.named(name(uri)), context, Set.of()));
+        return new Wrapped(new ConditionalStoreLockManager(MemStore.named(name(uri)), context, Set.of()));
     }
 
     @Override
@@ -51,7 +51,7 @@ public final class WrappedEngineProvider implements LockProvider {
         return "wrapped-" + uri.host() + uri.path();
     }
 
-    private record Wrapped(LeaseEngine engine) implements LockManager {
+    private record Wrapped(ConditionalStoreLockManager engine) implements LockManager {
         @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) { return engine.tryAcquire(key, options); }
         @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) { return engine.acquire(key, maxWait, options); }
         @Override public Optional<LockInfo> inspect(String key) { return engine.inspect(key); }

@@ -4,7 +4,7 @@ import com.google.cloud.storage.HttpStorageOptions;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -16,7 +16,7 @@ import java.util.Set;
  * {@code gs://BUCKET[/PREFIX][?project=ID][&endpoint=URL][&timeout=5s][&poll=100ms][&probe=false]}: locks as
  * objects {@code PREFIX/<encoded key>.lock} in a Google Cloud Storage bucket, changed only by
  * generation-conditioned writes ({@link GcsConditionalStore}) under the shared
- * {@link LeaseEngine}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
+ * {@link ConditionalStoreLockManager}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
  * staleness is judged by the server's clock. GCS takes one write per second to an object, so leases
  * need a TTL of at least 3 s (heartbeat TTL/3); shorter ones are refused.
  *
@@ -67,7 +67,7 @@ public final class GcsLockProvider implements LockProvider {
                 throw e;
             }
         }
-        return new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
+        return new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
                 uri.durationParam("poll", DEFAULT_POLL));
     }
 

@@ -2,7 +2,7 @@ package dev.latchkey.s3;
 
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.s3.S3ConditionalStore.Staleness;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -13,7 +13,7 @@ import java.util.Set;
 /**
  * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…&staleness=…&probe=…}:
  * locks as objects {@code <prefix>/<encoded key>.lock}, changed only by conditional writes, run by
- * the shared {@link LeaseEngine}. Safe on any store whose {@code If-None-Match: *} and
+ * the shared {@link ConditionalStoreLockManager}. Safe on any store whose {@code If-None-Match: *} and
  * {@code If-Match} writes are atomic (AWS S3 is; check others with {@code latchkey check}). A lock
  * is identified by bucket, prefix (leading and trailing slashes aside) and key: every other
  * parameter may differ between clients of one lock.
@@ -70,7 +70,7 @@ public final class S3LockProvider implements LockProvider {
             store.close();
             throw e;
         }
-        return new LeaseEngine(store, context, store.staleness() == Staleness.SERVER
+        return new ConditionalStoreLockManager(store, context, store.staleness() == Staleness.SERVER
                 ? EnumSet.of(Capability.SERVER_SIDE_EXPIRY) : EnumSet.noneOf(Capability.class));
     }
 

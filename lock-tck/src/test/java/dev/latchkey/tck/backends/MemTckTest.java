@@ -3,7 +3,7 @@ package dev.latchkey.tck.backends;
 import dev.latchkey.Capability;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.mem.MemStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
@@ -37,6 +37,6 @@ class MemTckTest extends LockManagerContract {
     /** mem:// as its provider builds it, but with the engine's pauses between looks capped at {@code poll}. */
     @Override
     protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
-        return new LeaseEngine(MemStore.named(store), context, EnumSet.of(Capability.NATIVE_WAIT), poll);
+        return new ConditionalStoreLockManager(MemStore.named(store), context, EnumSet.of(Capability.NATIVE_WAIT), poll);
     }
 }

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The engine's request pattern: what it must read, and the read it may skip. */
-class LeaseEngineTest {
+class ConditionalStoreLockManagerTest {
 
     /** A store that counts reads and writes, over a real {@link MemStore}. */
     private static class Counting implements ConditionalStore {
@@ -61,7 +61,7 @@ class LeaseEngineTest {
     }
 
     private static LockManager engine(Counting store) {
-        return new LeaseEngine(store, LockContext.defaults(), Set.of());
+        return new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of());
     }
 
     @Test
