@@ -114,7 +114,7 @@ for bug in BUG_NO_RESTART_GUARD BUG_IDLE_TTL_MINUS BUG_VALID_FROM_REPLY BUG_NO_W
   run_check "pg-advisory-$bug" "pg-advisory.pml" fail exhaustive "${CUT[@]}" "-D$bug"
 done
 
-# Azure mode=lease (lock-azure AzureLeaseManager + AzureLease), 3 clients, tokens 1-2
+# Azure mode=lease (lock-azure AzureLeaseLockManager + AzureLease), 3 clients, tokens 1-2
 AZ=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0)
 run_check azure-faults "azure-lease.pml" pass exhaustive "${AZ[@]}"
 if [ $quick = 0 ]; then

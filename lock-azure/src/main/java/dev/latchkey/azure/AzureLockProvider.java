@@ -67,13 +67,13 @@ public final class AzureLockProvider implements LockProvider {
     /**
      * The one way a manager is made: on the container client a URI's settings built, or on the
      * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
-     * The client is warmed up first ({@link AzureBlobs#warmUp}).
+     * The client is warmed up first ({@link AzureStoreFactory#warmUp}).
      */
     static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
         String prefix = uri.pathPrefix();
         String mode = mode(uri);
         Duration timeout = timeout(uri);
-        AzureBlobs.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
+        AzureStoreFactory.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
         return switch (mode) {
             case LockBlobMode.ETAG -> {
                 AzureConditionalStore store = new AzureConditionalStore(container, prefix, timeout, description,
@@ -81,7 +81,7 @@ public final class AzureLockProvider implements LockProvider {
                 store.probeOnOpen();
                 yield new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
             }
-            default -> new AzureLeaseManager(container, prefix, timeout, description, context);
+            default -> new AzureLeaseLockManager(container, prefix, timeout, description, context);
         };
     }
 
@@ -107,7 +107,7 @@ public final class AzureLockProvider implements LockProvider {
     }
 
     private static BlobContainerClient container(LockUri uri, List<HttpPipelinePolicy> policies) {
-        return AzureBlobs.container(uri, timeout(uri), attempts(uri), policies);
+        return AzureStoreFactory.container(uri, timeout(uri), attempts(uri), policies);
     }
 
     private static int attempts(LockUri uri) {

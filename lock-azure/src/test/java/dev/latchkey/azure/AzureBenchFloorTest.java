@@ -23,7 +23,7 @@ class AzureBenchFloorTest {
         BenchRunAssertions.run(uri)
                 .measuresFloor(FLOOR)
                 .doesNotPrint(parsed.param("accountKey").orElse("no key in the URI"))
-                .leavesNoFloorObjects(prefix -> AzureBlobs.container(parsed, Duration.ofSeconds(30), 2)
+                .leavesNoFloorObjects(prefix -> AzureStoreFactory.container(parsed, Duration.ofSeconds(30), 2)
                         .listBlobs(new ListBlobsOptions().setPrefix(prefix), null));
     }
 }

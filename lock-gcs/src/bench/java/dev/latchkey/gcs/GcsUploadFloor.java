@@ -27,7 +27,7 @@ public final class GcsUploadFloor extends UploadFloor {
 
     @Override
     protected Target target(LockUri uri) {
-        GcsConditionalStore store = GcsLockProvider.store(uri);
+        GcsConditionalStore store = GcsStoreFactory.store(uri);
         Storage client = store.writeClient();
         WriteSpacing spacing = new WriteSpacing();
         return new Target() {

@@ -43,7 +43,7 @@ import java.util.Set;
  *
  * <p>An application that has configured its own {@code S3Client} opens a manager on it with {@link S3Locks}.
  *
- * <p>This class names no AWS SDK type (the URI is read by {@link S3Stores}): instantiating it, as
+ * <p>This class names no AWS SDK type (the URI is read by {@link S3StoreFactory}): instantiating it, as
  * {@link java.util.ServiceLoader} does for every provider, links nothing of the SDK.
  */
 public final class S3LockProvider implements LockProvider {
@@ -59,7 +59,7 @@ public final class S3LockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return open(S3Stores.storeOn(uri, null, true), context);
+        return open(S3StoreFactory.storeOn(uri, null, true), context);
     }
 
     /** The one way a manager is made, on a URI's store or on one over the application's client ({@link S3Locks}). */
@@ -76,6 +76,6 @@ public final class S3LockProvider implements LockProvider {
 
     /** The store alone (not probed: the caller races it), for the TCK's CAS contract and {@code latchkey check}. */
     public S3ConditionalStore openStore(LockUri uri) {
-        return S3Stores.storeOn(uri, null, false);
+        return S3StoreFactory.storeOn(uri, null, false);
     }
 }
