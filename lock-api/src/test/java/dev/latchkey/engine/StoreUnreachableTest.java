@@ -8,7 +8,7 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockListener;
 import dev.latchkey.LockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.StoredRecord;
@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Test;
 class StoreUnreachableTest {
 
     /**
-     * A {@link MemStore} whose calls fail while {@code down} is set, as an unreachable store's do,
+     * A {@link MemConditionalStore} whose calls fail while {@code down} is set, as an unreachable store's do,
      * and hang while {@code hanging} is set, until {@code answer} is counted down.
      */
     private static final class Outage implements ConditionalStore {
-        final ConditionalStore inner = MemStore.named("outage-" + System.nanoTime());
+        final ConditionalStore inner = MemConditionalStore.named("outage-" + System.nanoTime());
         final AtomicBoolean down = new AtomicBoolean();
         final AtomicBoolean hanging = new AtomicBoolean();
         final CountDownLatch answer = new CountDownLatch(1);

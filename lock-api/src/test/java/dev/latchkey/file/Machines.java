@@ -30,7 +30,7 @@ final class Machines {
     }
 
     static ConditionalStoreLockManager manager(Host host, Path dir) {
-        return manager(new FileStore(dir, host));
+        return manager(new FileConditionalStore(dir, host));
     }
 
     static ConditionalStoreLockManager manager(ConditionalStore store) {

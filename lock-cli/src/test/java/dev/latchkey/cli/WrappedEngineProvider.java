@@ -6,7 +6,7 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.engine.ConditionalStoreLockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -38,12 +38,12 @@ public final class WrappedEngineProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return new Wrapped(new ConditionalStoreLockManager(MemStore.named(name(uri)), context, Set.of()));
+        return new Wrapped(new ConditionalStoreLockManager(MemConditionalStore.named(name(uri)), context, Set.of()));
     }
 
     @Override
     public Optional<ConditionalStore> openStore(LockUri uri, LockContext context) {
-        MemStore store = MemStore.named(name(uri));
+        MemConditionalStore store = MemConditionalStore.named(name(uri));
         return Optional.of(uri.host().startsWith("lying-") ? new CreateOverwrites(store) : store);
     }
 
@@ -64,7 +64,7 @@ public final class WrappedEngineProvider implements LockProvider {
     }
 
     /** A store that breaks the one rule: create of an existing name overwrites it. */
-    private record CreateOverwrites(MemStore store) implements ConditionalStore {
+    private record CreateOverwrites(MemConditionalStore store) implements ConditionalStore {
         @Override
         public Optional<String> create(String name, byte[] data) {
             Optional<StoredRecord> existing = store.read(name);

@@ -9,7 +9,7 @@ import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
 import dev.latchkey.engine.ConditionalStoreLockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.StoredRecord;
@@ -311,7 +311,7 @@ final class BrokenBackends {
 
     /** {@code mem://name} whose records report {@code age} of their true age ({@code null}: no age). */
     private static ConditionalStore memAged(String name, String scheme, UnaryOperator<Duration> age) {
-        MemStore mem = MemStore.named(name);
+        MemConditionalStore mem = MemConditionalStore.named(name);
         return new ConditionalStore() {
             @Override public Optional<StoredRecord> read(String n) {
                 return mem.read(n).map(r -> new StoredRecord(r.data(), r.version(), age.apply(r.age())));

@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
 import dev.latchkey.engine.ConditionalStoreLockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import java.io.IOException;
@@ -201,7 +201,7 @@ class TckSelfTest {
         final String name = BrokenBackends.uniqueName();
 
         @Override protected ConditionalStore newStore() {
-            return MemStore.named(name);
+            return MemConditionalStore.named(name);
         }
 
         @Override protected LockManager newManager(ConditionalStore store, LockContext context) {
