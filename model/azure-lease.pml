@@ -1,5 +1,5 @@
 /*
- * Azure mode=lease (lock-azure: AzureLeaseManager, AzureLease, HolderMetadata; leases managed by
+ * Azure mode=lease (lock-azure: AzureLeaseLockManager, AzureLease, HolderMetadata; leases managed by
  * dev.latchkey.spi.ManagedLease), one key, for spin 6.5. docs/model-checking.md says what this
  * proves, for which bounds, and what it abstracts.
  *
@@ -20,7 +20,7 @@
  * and its ETag (ver), which every metadata write moves; a metadata write needs our live lease and
  * the ETag read before it (If-Match). An acquisition's reply carries the blob's ETag (lease
  * operations leave it alone). Each client remembers the ETag and token of the record of its last
- * lease whose release returned normally (AzureLeaseManager.released); its next attempt takes that
+ * lease whose release returned normally (AzureLeaseLockManager.released); its next attempt takes that
  * memory, and when the acquisition's ETag is the remembered one it skips the properties read and
  * writes the remembered token plus one against that ETag.
  *
@@ -95,7 +95,7 @@
 #define L_BROKEN  3
 
 /* where a client is */
-#define C_FREE   0               /* AzureLeaseManager.attempt may start */
+#define C_FREE   0               /* AzureLeaseLockManager.attempt may start */
 #define C_ACQ    1               /* acquireLease: the acquisition was applied; its reply is on its way */
 #define C_READ   2               /* claim(): read the properties (token, ETag, mode marker) */
 #define C_CLAIM  3               /* claim(): the holder record (If-Match ETag, our lease id) was applied */
@@ -129,7 +129,7 @@ byte rt[N];                      /* the last token as the claim knows it (read, 
 byte tok[N];
 byte av[N];                      /* the ETag the acquisition's reply carries */
 byte mv[N];                      /* the ETag of this lease's holder record (as it landed, or as read back) */
-byte cv[N];                      /* AzureLeaseManager.released: the remembered record's ETag (NONE: none) */
+byte cv[N];                      /* AzureLeaseLockManager.released: the remembered record's ETag (NONE: none) */
 byte ct[N];                      /* ... and its token */
 bool brk[N];                     /* its lease was broken: exempt from mutex until it notices */
 bool relsent[N];                 /* AzureLease.releaseSent */
@@ -184,7 +184,7 @@ inline srv_release(c) {
     fi
 }
 
-/* back to AzureLeaseManager's loop (or the caller): nothing of this attempt is left in the client */
+/* back to AzureLeaseLockManager's loop (or the caller): nothing of this attempt is left in the client */
 inline FREE(c) {
     pc[c] = C_FREE; held[c] = 0; vu[c] = 0; cd[c] = 0; got[c] = 0; rv[c] = 0; rt[c] = 0; tok[c] = 0; brk[c] = 0;
     av[c] = 0; mv[c] = 0;

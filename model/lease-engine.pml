@@ -1,5 +1,5 @@
 /*
- * The lease engine (lock-api: dev.latchkey.engine.LeaseEngine over a ConditionalStore, leases
+ * The lease engine (lock-api: dev.latchkey.engine.ConditionalStoreLockManager over a ConditionalStore, leases
  * managed by dev.latchkey.spi.ManagedLease), as the code implements it, for spin 6.5.
  * docs/model-checking.md says what this proves, for which bounds, and what it abstracts.
  *
@@ -41,12 +41,12 @@
  *             threw, or start() gave a late lease back) within TTL + LIFE ticks; a claim whose
  *             acquire threw (a phantom holder) within LIFE + 1 ticks while its background
  *             withdrawal met no fault, else TTL + LIFE. A record that does not block is taken at
- *             once by the next attempt (LeaseEngine.attempt: not held or stale -> claim); that the
+ *             once by the next attempt (ConditionalStoreLockManager.attempt: not held or stale -> claim); that the
  *             claim then lands needs a calm store, which the model does not assume.
  *
  * Bugs the engine had, put back with -D (each must fail a property; scripts/model-check.sh):
  *   BUG_RENEW_BY_LEASE_ID  renewal "landed" if the record still carries my lease id, counted from
- *                          this renewal's send time (old EngineLease.renewInStore)
+ *                          this renewal's send time (old ConditionalStoreLease.renewInStore)
  *   BUG_NO_READBACK        a claim whose outcome is unknown is neither read back nor withdrawn
  *   BUG_INVALID_ON_ARRIVAL ManagedLease.start() hands out a lease already past its deadline
  *   BUG_RELEASE_RENEWS     a release that fails leaves the lease HELD and heartbeating
@@ -109,14 +109,14 @@
 #define Q_LANDED   2
 
 /* where a client is (each step is one store operation and what the code does with its answer) */
-#define A_START  0               /* LeaseEngine.attempt: first read, or the re-take write */
-#define C_WAIT   2               /* LeaseEngine.write: the claim is in flight */
+#define A_START  0               /* ConditionalStoreLockManager.attempt: first read, or the re-take write */
+#define C_WAIT   2               /* ConditionalStoreLockManager.write: the claim is in flight */
 #define C_RB     3               /* ClaimWithdrawal.resolveFailedClaim: read back a failed claim */
 #define C_RD     4               /* write(): read after "not written" */
 #define H_IDLE   5               /* holding: heartbeat or release may start */
-#define R_WAIT   6               /* EngineLease.renewInStore: a renewal in flight */
+#define R_WAIT   6               /* ConditionalStoreLease.renewInStore: a renewal in flight */
 #define R_RD     7               /* renewInStore: ours("renew") after "not written" */
-#define L_WAIT   8               /* EngineLease.releaseInStore: the release in flight */
+#define L_WAIT   8               /* ConditionalStoreLease.releaseInStore: the release in flight */
 #define L_RD1    9               /* releaseInStore: did a retried release of ours land? */
 #define L_RD2    10              /* releaseInStore: ours("release") */
 #define L_RETRY  11              /* LeaseRelease.retryReleaseLater */
@@ -147,7 +147,7 @@ bool s_ex;                       /* a record exists (the engine never deletes) *
 bool s_held; byte s_lease; byte s_rev; byte s_tok;
 byte s_age;                      /* StoredRecord.age in ticks, saturating at TTL */
 byte s_cd;                       /* if the stored write is an unconfirmed write of its holder's current lease:
-                                    its send countdown (EngineLease.unconfirmed.get(revision)) */
+                                    its send countdown (ConditionalStoreLease.unconfirmed.get(revision)) */
 
 /* ---- clients ---- */
 byte pc[N];
@@ -156,8 +156,8 @@ byte vu[N];                      /* validUntilNanos - nanoTime(), in ticks (slow
 byte acd[N];                     /* attempt(): VAL - ticks since `sent` */
 byte lid[N];                     /* lease id of the current lease or claim: who = i * LIDS + lid */
 byte tok[N];
-byte crev[N];                    /* EngineLease.record.revision(): the write known to be stored */
-byte lver[N];                    /* EngineLease.version */
+byte crev[N];                    /* ConditionalStoreLease.record.revision(): the write known to be stored */
+byte lver[N];                    /* ConditionalStoreLease.version */
 byte cf[N];                      /* renewInStore's `confirmed`: 0 none, else its countdown + 1 */
 byte att[N];                     /* attempt number inside renewInStore / releaseInStore */
 byte rlk[N];                     /* RL_*: why the release runs */
@@ -169,7 +169,7 @@ Req  q[N];                       /* the request in flight */
 Req  g[N]; byte g_age[N];        /* a write that timed out and may still land */
 byte wd[N];                      /* ClaimWithdrawal.withdrawLater: 0 none, 1 to look, 2 to release what it saw */
 byte wd_lease[N]; byte wd_exp[N]; byte wd_ver[N]; byte wd_tok[N]; byte wd_win[N]; bool wd_due[N];
-bool rel[N]; byte rel_ver[N]; byte rel_tok[N];   /* LeaseEngine.released: the record we released, its version */
+bool rel[N]; byte rel_ver[N]; byte rel_tok[N];   /* ConditionalStoreLockManager.released: the record we released, its version */
 byte dl[N]; byte dk[N];          /* the lease client i last let go of, and why (DK_*; 0: none) */
 byte since[N];                   /* ticks since then */
 bool wd_hit[N];                  /* a fault hit the withdrawal of that (thrown) claim */
@@ -279,7 +279,7 @@ inline let_go(i, why, who) {
     dl[i] = who; dk[i] = why; since[i] = 0; wd_hit[i] = 0
 }
 
-/* ---- LeaseEngine.attempt / write ---- */
+/* ---- ConditionalStoreLockManager.attempt / write ---- */
 
 /* write(): send the claim, conditional on q[i].exp (set by the caller), carrying token tk */
 inline claim_send(i, tk) {
@@ -309,7 +309,7 @@ inline threw(i, claimed) {
     CLR(q[i]); acd[i] = 0; tok[i] = 0; retake[i] = 0; pc[i] = A_START
 }
 
-/* new EngineLease(..., sent).begin(): ManagedLease.start() */
+/* new ConditionalStoreLease(..., sent).begin(): ManagedLease.start() */
 inline handout(i, ver) {
     lver[i] = ver; st[i] = HELD; vu[i] = acd[i]; acd[i] = 0; crev[i] = 0; retake[i] = 0;
     s_cd = 0; CLR(q[i]);
@@ -352,7 +352,7 @@ inline claim_answered(i, res) {
     fi
 }
 
-/* ---- EngineLease.renewInStore, called by ManagedLease.renew() (LeaseTimer's heartbeat) ---- */
+/* ---- ConditionalStoreLease.renewInStore, called by ManagedLease.renew() (LeaseTimer's heartbeat) ---- */
 
 /* a fresh revision: one no write of this lease still stored or in flight carries (++lastRevision) */
 inline renew_send(i) {
@@ -415,7 +415,7 @@ inline renew_read(i) {
 #endif
 }
 
-/* ---- EngineLease.releaseInStore (up to three writes), for LeaseRelease.release/giveBack/retryReleaseLater ---- */
+/* ---- ConditionalStoreLease.releaseInStore (up to three writes), for LeaseRelease.release/giveBack/retryReleaseLater ---- */
 
 inline release_send(i) {
     q[i].exp = lver[i]; q[i].held = 0; q[i].lease = ME(i); q[i].rev = 0; q[i].tok = tok[i];
@@ -477,7 +477,7 @@ end_client:
     :: STEP { !crashed[i] && pc[i] == R_RD && FAULT -> faults_left--; printf("c%d: read fails\n", i); renew_done(i, 0) }   /* ours() throws */
     :: STEP { !crashed[i] && (pc[i] == L_RD1 || pc[i] == L_RD2) && FAULT -> faults_left--; printf("c%d: read fails\n", i); release_done(i, EXC) }
 
-    /* ---- LeaseEngine.acquire / attempt ---- */
+    /* ---- ConditionalStoreLockManager.acquire / attempt ---- */
     :: STEP { !crashed[i] && pc[i] == A_START && !wd[i] && rel[i] ->      /* re-take: one write on the version we released */
               acd[i] = VAL; q[i].exp = rel_ver[i]; retake[i] = 1; claim_send(i, rel_tok[i] + 1);
               rel[i] = 0; rel_ver[i] = R_NONE; rel_tok[i] = 0 }

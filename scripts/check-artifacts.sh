@@ -7,7 +7,7 @@
 #      (Automatic-Module-Name dev.latchkey.*); the POM has no parent, no ${...}, a version on every
 #      dependency, and name, description, url, licence, developer and scm; lock-cli has its `all` jar
 #      and `dist` archive; no jar but lock-bench's and lock-cli's holds bench code (dev/latchkey/bench/,
-#      a *Floor* class, a dev.latchkey.bench.Baseline service) and no other POM depends on lock-bench.
+#      a *Baseline* class, a dev.latchkey.bench.Baseline service) and no other POM depends on lock-bench.
 #  (b) a fresh project that imports latchkey-bom and depends on lock-api resolves with an empty local
 #      repository and REPO as its only repository (any other POM or BOM it asked for would not be
 #      found), and gets lock-api alone. Plugins come from LATCHKEY_PLUGIN_REPO (default
@@ -106,7 +106,7 @@ for artifact in sorted(deployed & managed):
     # in its src/bench/java, compiled into its tests and lock-bench-peers, never into its jar
     if artifact not in BENCH_ARTIFACTS:
         bench = [n for n in entries if n.startswith("dev/latchkey/bench/") or n == "META-INF/services/dev.latchkey.bench.Baseline"
-                 or (n.endswith(".class") and "Floor" in n.rsplit("/", 1)[-1])]
+                 or (n.endswith(".class") and "Baseline" in n.rsplit("/", 1)[-1])]
         if bench:
             errors.append(f"{artifact}: jar holds bench code {bench[:5]}: move it to {artifact}/src/bench/java")
         if pom is not None and any(d.findtext("m:artifactId", namespaces=NS) == "lock-bench"

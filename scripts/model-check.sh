@@ -81,7 +81,7 @@ trail() {
     | sed -n '1,/assertion violated/p' | sed -E 's/^ +/ /' | tail -26 | sed 's/^/        | /' >&2
 }
 
-# the lease engine (lock-api LeaseEngine + ManagedLease), 3 clients; bounds in docs/model-checking.md
+# the lease engine (lock-api ConditionalStoreLockManager + ManagedLease), 3 clients; bounds in docs/model-checking.md
 # Runs check in the background, as many at once as there are cores; its lines go to a log of its own,
 # printed in the order of the calls once all have ended, so the output reads as if they ran in a row.
 max_jobs=$(nproc 2>/dev/null || echo 1)
@@ -114,7 +114,7 @@ for bug in BUG_NO_RESTART_GUARD BUG_IDLE_TTL_MINUS BUG_VALID_FROM_REPLY BUG_NO_W
   run_check "pg-advisory-$bug" "pg-advisory.pml" fail exhaustive "${CUT[@]}" "-D$bug"
 done
 
-# Azure mode=lease (lock-azure AzureLeaseManager + AzureLease), 3 clients, tokens 1-2
+# Azure mode=lease (lock-azure AzureLeaseLockManager + AzureLease), 3 clients, tokens 1-2
 AZ=(-DFAULTS=1 -DMAXTOK=2 -DCRASHES=0 -DFORCES=0)
 run_check azure-faults "azure-lease.pml" pass exhaustive "${AZ[@]}"
 if [ $quick = 0 ]; then

@@ -1,6 +1,6 @@
 package dev.latchkey.engine;
 
-import static dev.latchkey.engine.LeaseEngine.LOG;
+import static dev.latchkey.engine.ConditionalStoreLockManager.LOG;
 
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LeaseRuntime;
@@ -11,7 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What one {@link LeaseEngine} does about a claim (a conditional create or replace of a record
+ * What one {@link ConditionalStoreLockManager} does about a claim (a conditional create or replace of a record
  * with a new lease of ours) whose outcome is unknown: it timed out, lost its reply, or the read
  * that should have told failed.
  *

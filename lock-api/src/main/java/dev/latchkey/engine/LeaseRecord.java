@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The record the {@link LeaseEngine} keeps under each key: a few {@code name=value} lines of UTF-8,
+ * The record the {@link ConditionalStoreLockManager} keeps under each key: a few {@code name=value} lines of UTF-8,
  * values percent-encoded, first line {@code latchkey-lease 1}. Self-describing so an operator can
  * read it with {@code cat} or {@code aws s3 cp … -}; no JSON library needed. Values are UTF-8
  * with {@code %}, and control characters percent-escaped.

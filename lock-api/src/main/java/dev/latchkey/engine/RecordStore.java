@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How one {@link LeaseEngine} reads its records and spaces its writes, for the engine, its
- * leases ({@link EngineLease}) and its withdrawals ({@link ClaimWithdrawal}).
+ * How one {@link ConditionalStoreLockManager} reads its records and spaces its writes, for the engine, its
+ * leases ({@link ConditionalStoreLease}) and its withdrawals ({@link ClaimWithdrawal}).
  *
  * <p><b>Guarantee.</b> What {@link #decode} returns is a well-formed lease record of the key asked
  * for: anything else under the name (another program's object, a corrupt record, another key's
@@ -55,7 +55,7 @@ final class RecordStore {
     void pace(String name) {
         if (minWriteNanos == 0) return;
         long now = time.nanoTime();
-        if (nextWriteSlot.size() > LeaseEngine.MAX_REMEMBERED) nextWriteSlot.clear();
+        if (nextWriteSlot.size() > ConditionalStoreLockManager.MAX_REMEMBERED) nextWriteSlot.clear();
         long slot = nextWriteSlot.merge(name, now + minWriteNanos, (last, mine) -> Math.max(mine, last + minWriteNanos))
                 - minWriteNanos;
         sleep(slot - now, name);

@@ -2,7 +2,7 @@ package dev.latchkey.file;
 
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -33,6 +33,6 @@ public final class FileLockProvider implements LockProvider {
         if (path.startsWith("~")) path = System.getProperty("user.home") + path.substring(1);
         if (path.isEmpty()) throw new UnsupportedLockUriException("file:// needs a directory, e.g. file:///var/lock/latchkey");
         Duration poll = uri.durationParam("poll", Duration.ofMillis(50));
-        return new LeaseEngine(new FileStore(Path.of(path)), context, Set.of(), poll);
+        return new ConditionalStoreLockManager(new FileConditionalStore(Path.of(path)), context, Set.of(), poll);
     }
 }

@@ -12,7 +12,7 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
- * What {@link FileStore} needs from the machine — the kernel's boot id, and the fsync that makes a
+ * What {@link FileConditionalStore} needs from the machine — the kernel's boot id, and the fsync that makes a
  * write durable — plus this JVM's {@link TokenReservation}s, one per directory.
  *
  * <p>{@link #THIS_MACHINE} is the only instance outside tests. A test builds others to play a

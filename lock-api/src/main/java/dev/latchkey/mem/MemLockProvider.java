@@ -3,7 +3,7 @@ package dev.latchkey.mem;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -28,6 +28,6 @@ public final class MemLockProvider implements LockProvider {
         if (uri.user().isPresent()) throw new UnsupportedLockUriException("mem:// takes no user info: " + uri);
         String name = uri.host() + uri.path();
         if (name.isEmpty()) throw new UnsupportedLockUriException("mem:// needs a name, e.g. mem://tests");
-        return new LeaseEngine(MemStore.named(name), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY, Capability.NATIVE_WAIT));
+        return new ConditionalStoreLockManager(MemConditionalStore.named(name), context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY, Capability.NATIVE_WAIT));
     }
 }

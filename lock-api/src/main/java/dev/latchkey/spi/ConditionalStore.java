@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The compare-and-swap primitive the {@link dev.latchkey.engine.LeaseEngine} builds locks on: a
+ * The compare-and-swap primitive the {@link dev.latchkey.engine.ConditionalStoreLockManager} builds locks on: a
  * map from names to small byte records, each with an opaque version that changes on every write.
  * Object stores implement it with conditional writes (S3 {@code If-None-Match}/{@code If-Match},
  * GCS {@code ifGenerationMatch}, Azure ETags); {@code mem://} and {@code file://} natively.

@@ -1,7 +1,7 @@
 package dev.latchkey.spi;
 
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import java.util.Optional;
 import java.util.Set;
 
@@ -29,12 +29,12 @@ public interface LockProvider {
      * closes what it opened. Empty for a backend that locks with its own primitive. A backend that
      * declares {@link dev.latchkey.Capability#CONDITIONAL_STORE} answers its store here.
      *
-     * <p>The default opens a manager and answers the store of a {@link LeaseEngine}; a provider
+     * <p>The default opens a manager and answers the store of a {@link ConditionalStoreLockManager}; a provider
      * whose manager wraps the engine (or builds on a store another way) overrides this.
      */
     default Optional<ConditionalStore> openStore(LockUri uri, LockContext context) {
         LockManager manager = open(uri, context);
-        if (manager instanceof LeaseEngine engine) return Optional.of(engine.store());
+        if (manager instanceof ConditionalStoreLockManager engine) return Optional.of(engine.store());
         manager.close();
         return Optional.empty();
     }

@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  * <em>sent</em> (the acquisition, or the renewal {@link #renewInStore} reports), so the store's own
  * expiry, which counts from when that write arrived, comes later; {@code margin} is TTL/5. A renewal
  * whose outcome is unknown extends nothing. When the deadline passes without a confirmed renewal the
- * lease turns invalid, the backend's {@link #onLost} hook runs and the listeners fire — at least a
+ * lease turns invalid, the backend's {@link #afterLoss} hook runs and the listeners fire — at least a
  * margin before the store can hand the lock to anyone else. The deadline is enforced by the
  * manager's timer ({@link LeaseRuntime#scheduler()}), which never waits for a renewal in flight: a store that hangs delays
  * nothing but its own renewals.
@@ -103,7 +103,7 @@ public abstract class ManagedLease implements Lease {
     private long unconfirmedTtlNanos;
     /**
      * Released by {@link #release(Duration)}: not valid, not renewed, and ended at its deadline, when
-     * the store lets the key go (the backend's {@link #onLost} hook runs then, as on a loss).
+     * the store lets the key go (the backend's {@link #afterLoss} hook runs then, as on a loss).
      */
     private boolean kept;
     final LeaseTimer timer;
@@ -189,12 +189,13 @@ public abstract class ManagedLease implements Lease {
     protected abstract void releaseInStore();
 
     /**
-     * Called once when the lease is lost, before the listeners: let go of whatever local resource
+     * Called once when the lease is lost, or a {@linkplain #release(Duration) kept release} runs out,
+     * before the {@link #onLost(Consumer) listeners}: let go of whatever local resource
      * still holds the lock (a pinned connection, an OS file lock) — after {@link #safetyMargin()} if
      * letting go would let others in at once. May run on the timer thread: must not block (hand I/O
      * to {@link #runtime()}{@code .later}) and must not throw.
      */
-    protected void onLost(LeaseLostException cause) {}
+    protected void afterLoss(LeaseLostException cause) {}
 
     /**
      * Refuses, with an {@link IllegalArgumentException}, a TTL this backend cannot hold, before
@@ -363,7 +364,7 @@ public abstract class ManagedLease implements Lease {
      * as the TTL, then no more. The lease is invalid and released from then on (its listeners never
      * fire), and the store frees the key when that TTL runs out, whether this process lives or not
      * (unless the store frees a dead holder's keys at once: {@code HOLDER_DEATH_DETECTION});
-     * the backend lets go of what it holds locally then ({@link #onLost}, as when a lease runs out).
+     * the backend lets go of what it holds locally then ({@link #afterLoss}, as when a lease runs out).
      *
      * @throws IllegalArgumentException the backend cannot hold a lease of {@code keepFor}; nothing changed
      * @throws LeaseLostException       the lease had already been lost
@@ -471,7 +472,7 @@ public abstract class ManagedLease implements Lease {
         if (!released) events.lost(key, events.since(grantedNanos), cause);
         // Errors too, here and below: this may run on the timer, and every listener must hear of the loss
         try {
-            onLost(cause);
+            afterLoss(cause);
         } catch (RuntimeException | Error e) {
             LOG.log(Level.WARNING, "cleanup after losing lease on '" + key + "' failed", e);
         }

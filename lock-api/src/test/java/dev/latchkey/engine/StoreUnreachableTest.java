@@ -8,7 +8,7 @@ import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockListener;
 import dev.latchkey.LockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.StoredRecord;
@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Test;
 class StoreUnreachableTest {
 
     /**
-     * A {@link MemStore} whose calls fail while {@code down} is set, as an unreachable store's do,
+     * A {@link MemConditionalStore} whose calls fail while {@code down} is set, as an unreachable store's do,
      * and hang while {@code hanging} is set, until {@code answer} is counted down.
      */
     private static final class Outage implements ConditionalStore {
-        final ConditionalStore inner = MemStore.named("outage-" + System.nanoTime());
+        final ConditionalStore inner = MemConditionalStore.named("outage-" + System.nanoTime());
         final AtomicBoolean down = new AtomicBoolean();
         final AtomicBoolean hanging = new AtomicBoolean();
         final CountDownLatch answer = new CountDownLatch(1);
@@ -71,7 +71,7 @@ class StoreUnreachableTest {
                 lostHeard.complete(cause);
             }
         };
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults().withListener(listener), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults().withListener(listener), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);
@@ -88,7 +88,7 @@ class StoreUnreachableTest {
     @Test
     void aRenewalStillWaitingForTheStoreAtTheDeadlineEndsTheLeaseAsStoreUnreachable() throws Exception {
         Outage store = new Outage();
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);
@@ -104,7 +104,7 @@ class StoreUnreachableTest {
     @Test
     void aLeaseNobodyRenewedEndsAsExpired() throws Exception {
         Outage store = new Outage();
-        try (LockManager locks = new LeaseEngine(store, LockContext.defaults(), Set.of())) {
+        try (LockManager locks = new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of())) {
             Lease lease = locks.tryAcquire("job", LeaseOptions.ttl(Duration.ofSeconds(1)).withoutHeartbeat()).orElseThrow();
             CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
             lease.onLost(lost::complete);

@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.latchkey.Lease;
 import dev.latchkey.LockBackendException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -34,7 +34,7 @@ class FileCrashTest {
     Path dir;
 
     /** Acquires and releases {@code key} {@code times} times; the highest token handed out. */
-    private static long handOut(LeaseEngine manager, String key, int times) {
+    private static long handOut(ConditionalStoreLockManager manager, String key, int times) {
         long highest = 0;
         for (int i = 0; i < times; i++) {
             Lease l = manager.tryAcquire(key).orElseThrow();
@@ -50,7 +50,7 @@ class FileCrashTest {
         Path record = recordFile(dir, "job");
         byte[] older;
         long highest;
-        try (LeaseEngine before = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager before = manager(jvmOnBoot("boot-1"), dir)) {
             Lease first = before.tryAcquire("job").orElseThrow();
             if (olderCopy.equals("released")) first.release();
             older = Files.readAllBytes(record); // what the disk still holds if every later rename is lost
@@ -59,7 +59,7 @@ class FileCrashTest {
         }
         Files.write(record, older);
 
-        try (LeaseEngine after = manager(jvmOnBoot("boot-2"), dir)) {
+        try (ConditionalStoreLockManager after = manager(jvmOnBoot("boot-2"), dir)) {
             Lease next = after.tryAcquire("job").orElseThrow();
             assertThat(next.fencingToken()).isGreaterThan(highest);
             next.release();
@@ -70,10 +70,10 @@ class FileCrashTest {
     @Test
     void anotherJvmOnTheSameBootContinuesWithoutAJump() {
         long highest;
-        try (LeaseEngine first = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager first = manager(jvmOnBoot("boot-1"), dir)) {
             highest = handOut(first, "job", 3);
         }
-        try (LeaseEngine second = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager second = manager(jvmOnBoot("boot-1"), dir)) {
             assertThat(second.tryAcquire("job").orElseThrow().fencingToken()).isEqualTo(highest + 1);
         }
     }
@@ -81,11 +81,11 @@ class FileCrashTest {
     @Test
     void withoutABootIdEveryNewJvmAssumesACrash() throws IOException {
         long highest;
-        try (LeaseEngine first = manager(jvmWithoutBootId(), dir)) {
+        try (ConditionalStoreLockManager first = manager(jvmWithoutBootId(), dir)) {
             highest = handOut(first, "job", 3);
         }
         long reserved = Machines.tokenFile(dir).high();
-        try (LeaseEngine second = manager(jvmWithoutBootId(), dir)) {
+        try (ConditionalStoreLockManager second = manager(jvmWithoutBootId(), dir)) {
             long token = second.tryAcquire("job").orElseThrow().fencingToken();
             assertThat(token).isGreaterThan(highest).isEqualTo(reserved + 1);
         }
@@ -96,7 +96,7 @@ class FileCrashTest {
     void aTornRecordIsAbsentAndTheKeyCanBeTakenAgain(String torn) throws IOException {
         Path record = recordFile(dir, "job");
         long highest;
-        try (LeaseEngine before = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager before = manager(jvmOnBoot("boot-1"), dir)) {
             highest = handOut(before, "job", 3);
         }
         byte[] whole = Files.readAllBytes(record);
@@ -106,7 +106,7 @@ class FileCrashTest {
             default -> Arrays.copyOf(whole, 40); // the tail never written: within the first slot's header
         });
 
-        try (LeaseEngine after = manager(jvmOnBoot("boot-2"), dir)) {
+        try (ConditionalStoreLockManager after = manager(jvmOnBoot("boot-2"), dir)) {
             assertThat(after.inspect("job")).isEmpty();
             Lease next = after.tryAcquire("job").orElseThrow();
             assertThat(next.fencingToken()).isGreaterThan(highest);
@@ -123,7 +123,7 @@ class FileCrashTest {
     @ValueSource(ints = {1, 30, 60, Integer.MAX_VALUE}) // the last: all but its final byte
     void aWriteCutShortByAKillLeavesTheRecordBefore(int written) throws IOException {
         Path record = recordFile(dir, "job");
-        try (LeaseEngine m = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager m = manager(jvmOnBoot("boot-1"), dir)) {
             long highest = handOut(m, "job", 3);
             ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(record));
             RecordFormat.Slot a = RecordFormat.decodeSlot(file, 0, 0);
@@ -152,7 +152,7 @@ class FileCrashTest {
         Files.write(recordFile(dir, "job"), (version + "\n" + new String(foreign, StandardCharsets.UTF_8))
                 .getBytes(StandardCharsets.UTF_8));
 
-        try (LeaseEngine m = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager m = manager(jvmOnBoot("boot-1"), dir)) {
             assertThatThrownBy(() -> m.tryAcquire("job"))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("not a latchkey lease record");
         }

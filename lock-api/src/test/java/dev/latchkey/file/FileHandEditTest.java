@@ -6,7 +6,7 @@ import static dev.latchkey.file.Machines.recordFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.Lease;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +24,7 @@ class FileHandEditTest {
     @Test
     void aRecordDeletedByHandIsNoticedByAJvmThatHasItOpen() throws IOException {
         Host jvm = jvmOnBoot("boot-1");
-        try (LeaseEngine m = manager(jvm, dir); LeaseEngine other = manager(jvm, dir)) {
+        try (ConditionalStoreLockManager m = manager(jvm, dir); ConditionalStoreLockManager other = manager(jvm, dir)) {
             Lease first = m.tryAcquire("job").orElseThrow();
             first.release();
             Files.delete(recordFile(dir, "job"));

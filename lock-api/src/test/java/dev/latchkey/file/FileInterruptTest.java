@@ -4,7 +4,7 @@ import static dev.latchkey.file.Machines.manager;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.Lease;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.HolderLiveness;
 import dev.latchkey.spi.LockNames;
@@ -34,15 +34,15 @@ class FileInterruptTest {
     Path dir;
 
     /**
-     * A {@link FileStore} whose calls all run with the caller interrupted, as if an interrupt
+     * A {@link FileConditionalStore} whose calls all run with the caller interrupted, as if an interrupt
      * arrived just as each began; records each call that lost the interrupt status. (Record reads
      * and writes take the compare-and-swap lock on {@code NAME.lck}, the file the marks are on.)
      */
     private static final class InterruptedOnLockedFiles implements ConditionalStore, HolderLiveness {
-        final FileStore inner;
+        final FileConditionalStore inner;
         final List<String> lostInterrupts = new CopyOnWriteArrayList<>();
 
-        InterruptedOnLockedFiles(FileStore inner) {
+        InterruptedOnLockedFiles(FileConditionalStore inner) {
             this.inner = inner;
         }
 
@@ -71,7 +71,7 @@ class FileInterruptTest {
     @Test
     void anInterruptedTokenReservationCompletes() throws Exception {
         Host jvm = Machines.jvmOnBoot("boot-1", 1); // every token is a reservation: create, then one block each
-        FileStore store = new FileStore(dir, jvm);
+        FileConditionalStore store = new FileConditionalStore(dir, jvm);
         for (long previous = 0; previous < 3; previous++) {
             Thread.currentThread().interrupt();
             long token = store.nextToken(previous);
@@ -87,12 +87,12 @@ class FileInterruptTest {
         long deadHolder = Long.parseLong(OtherProcess.run("hold-and-die", dir.toString(), "job"));
         // A lease of this JVM that was lost keeps its mark on the key's file until its TTL has
         // passed (the engine does so on loss); here it is held directly, at a byte no token uses.
-        FileStore plain = new FileStore(dir);
+        FileConditionalStore plain = new FileConditionalStore(dir);
         long lingering = 1_000_000;
         assertThat(plain.attach(LockNames.encode("job"), lingering)).isTrue();
 
-        InterruptedOnLockedFiles store = new InterruptedOnLockedFiles(new FileStore(dir));
-        try (LeaseEngine m = manager(store)) {
+        InterruptedOnLockedFiles store = new InterruptedOnLockedFiles(new FileConditionalStore(dir));
+        try (ConditionalStoreLockManager m = manager(store)) {
             // read, isAlive finds the killed holder gone; nextToken, attach, replace; then release: replace, detach
             Lease l = m.tryAcquire("job").orElseThrow();
             assertThat(l.fencingToken()).isGreaterThan(deadHolder);

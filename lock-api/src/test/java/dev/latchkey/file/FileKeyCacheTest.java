@@ -5,7 +5,7 @@ import static dev.latchkey.file.Machines.manager;
 import static dev.latchkey.file.Machines.recordFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,7 +21,7 @@ class FileKeyCacheTest {
 
     @Test
     void aKeyInUseStaysOpenAfterManyOthersWereTouched() {
-        try (LeaseEngine m = manager(jvmOnBoot("boot-1"), dir)) {
+        try (ConditionalStoreLockManager m = manager(jvmOnBoot("boot-1"), dir)) {
             for (int i = 0; i < 400; i++) m.tryAcquire("cold-" + i).orElseThrow().release();
             Path hot = lck("hot");
             for (int round = 0; round < 20; round++) {

@@ -5,7 +5,7 @@ import static dev.latchkey.file.Machines.manager;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.latchkey.Lease;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,7 +25,7 @@ class FileTokenCostTest {
     Path dir;
 
     /** Acquires and releases {@code key} {@code n} times, taking turns between the managers; the tokens. */
-    private static List<Long> takeTurns(String key, int n, LeaseEngine... managers) {
+    private static List<Long> takeTurns(String key, int n, ConditionalStoreLockManager... managers) {
         List<Long> tokens = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Lease l = managers[i % managers.length].tryAcquire(key).orElseThrow();
@@ -45,7 +45,7 @@ class FileTokenCostTest {
     void twoStoresOfOneJvmCostOneFsyncPerBlock() throws IOException {
         Host jvm = jvmOnBoot("boot-1", BLOCK);
         List<Long> tokens;
-        try (LeaseEngine a = manager(jvm, dir); LeaseEngine b = manager(jvm, dir)) {
+        try (ConditionalStoreLockManager a = manager(jvm, dir); ConditionalStoreLockManager b = manager(jvm, dir)) {
             tokens = takeTurns("job", N, a, b);
         }
         assertStrictlyIncreasing(tokens);
@@ -59,7 +59,7 @@ class FileTokenCostTest {
         Host first = jvmOnBoot("boot-1", BLOCK);
         Host second = jvmOnBoot("boot-1", BLOCK);
         List<Long> tokens;
-        try (LeaseEngine a = manager(first, dir); LeaseEngine b = manager(second, dir)) {
+        try (ConditionalStoreLockManager a = manager(first, dir); ConditionalStoreLockManager b = manager(second, dir)) {
             tokens = takeTurns("job", N, a, b);
         }
         assertStrictlyIncreasing(tokens);
@@ -72,7 +72,7 @@ class FileTokenCostTest {
     @Test
     void manyKeysShareOneReservation() {
         Host jvm = jvmOnBoot("boot-1", BLOCK);
-        try (LeaseEngine m = manager(jvm, dir)) {
+        try (ConditionalStoreLockManager m = manager(jvm, dir)) {
             for (int k = 0; k < 50; k++) takeTurns("key-" + k, 3, m);
         }
         // the highest token of any key is 3: one block, reserved when .tokens was created

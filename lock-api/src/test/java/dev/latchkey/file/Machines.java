@@ -1,6 +1,6 @@
 package dev.latchkey.file;
 
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockNames;
@@ -29,12 +29,12 @@ final class Machines {
         return new Host(Optional::empty, Host.BLOCK);
     }
 
-    static LeaseEngine manager(Host host, Path dir) {
-        return manager(new FileStore(dir, host));
+    static ConditionalStoreLockManager manager(Host host, Path dir) {
+        return manager(new FileConditionalStore(dir, host));
     }
 
-    static LeaseEngine manager(ConditionalStore store) {
-        return new LeaseEngine(store, LockContext.defaults(), Set.of());
+    static ConditionalStoreLockManager manager(ConditionalStore store) {
+        return new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of());
     }
 
     static Path recordFile(Path dir, String key) {

@@ -6,8 +6,8 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockListener;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.engine.ConditionalStoreLockManager;
+import dev.latchkey.mem.MemConditionalStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -61,7 +61,7 @@ class ApplicationThreadsTest {
         LockContext context = LockContext.defaults().withThreadFactory(appThreads).withScheduler(appTimer).withListener(listener);
         try {
             List<String> renewedOn;
-            try (LockManager locks = new LeaseEngine(new ReplaceThreads(MemStore.named("app-threads-" + System.nanoTime()), replacedOn),
+            try (LockManager locks = new ConditionalStoreLockManager(new ReplaceThreads(MemConditionalStore.named("app-threads-" + System.nanoTime()), replacedOn),
                     context, Set.of())) {
                 Lease lease = locks.acquire("job", Duration.ofSeconds(5), LeaseOptions.ttl(Duration.ofSeconds(2)).withHeartbeat(Duration.ofMillis(50)));
                 assertThat(renewedEvents.await(30, TimeUnit.SECONDS)).as("two heartbeats reported").isTrue();

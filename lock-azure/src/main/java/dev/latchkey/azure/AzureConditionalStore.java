@@ -61,7 +61,7 @@ final class AzureConditionalStore implements ConditionalStore {
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
         this.timeout = timeout;
-        this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
+        this.where = "container " + container.getBlobContainerName() + " at " + AzureStoreFactory.endpointOf(container);
         this.description = description;
     }
 

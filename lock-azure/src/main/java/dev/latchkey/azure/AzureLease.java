@@ -57,7 +57,7 @@ import java.time.Duration;
  * shorter bound would only turn a slow but answering service into a failed release.
  *
  * <p><b>Model.</b> Renew and release as {@code model/azure-lease.pml} models them (see
- * {@link AzureLeaseManager}).
+ * {@link AzureLeaseLockManager}).
  */
 final class AzureLease extends ManagedLease {
     private final BlobLeaseClient leases;
@@ -82,7 +82,7 @@ final class AzureLease extends ManagedLease {
         this.blobName = blobName;
         this.where = where;
         this.callTimeout = callTimeout;
-        this.leaseSeconds = AzureLeaseManager.leaseSeconds(options.ttl());
+        this.leaseSeconds = AzureLeaseLockManager.leaseSeconds(options.ttl());
     }
 
     void begin() {
@@ -94,7 +94,7 @@ final class AzureLease extends ManagedLease {
         Duration tenth = ttl.dividedBy(10);
         Duration timeout = callTimeout.compareTo(tenth) < 0 ? callTimeout : tenth;
         renew("renew", timeout);
-        int seconds = AzureLeaseManager.leaseSeconds(ttl);
+        int seconds = AzureLeaseLockManager.leaseSeconds(ttl);
         if (seconds != leaseSeconds) {
             try {
                 leases.acquireLeaseWithResponse(seconds, null, timeout, Context.NONE);
@@ -110,7 +110,7 @@ final class AzureLease extends ManagedLease {
 
     @Override
     protected void checkTtl(Duration ttl) {
-        AzureLeaseManager.leaseSeconds(ttl);
+        AzureLeaseLockManager.leaseSeconds(ttl);
     }
 
     @Override

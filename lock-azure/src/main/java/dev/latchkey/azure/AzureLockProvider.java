@@ -5,7 +5,7 @@ import com.azure.storage.blob.BlobContainerClient;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -22,7 +22,7 @@ import java.util.Set;
  *
  * <ul>
  *   <li>{@code mode=lease} (default): Azure blob leases, expired by the server's clock; TTL 15–60 s.</li>
- *   <li>{@code mode=etag}: the shared {@link LeaseEngine} over ETag conditional writes; any TTL.</li>
+ *   <li>{@code mode=etag}: the shared {@link ConditionalStoreLockManager} over ETag conditional writes; any TTL.</li>
  * </ul>
  * Both are safe under any client clock skew: expiry and staleness are judged by the server. Both
  * keep a key in the same blob, and each refuses a blob of the other mode ({@link LockBlobMode}).
@@ -67,21 +67,21 @@ public final class AzureLockProvider implements LockProvider {
     /**
      * The one way a manager is made: on the container client a URI's settings built, or on the
      * application's ({@link AzureLocks}); {@code uri} gives the prefix (its path), mode and timeout.
-     * The client is warmed up first ({@link AzureBlobs#warmUp}).
+     * The client is warmed up first ({@link AzureStoreFactory#warmUp}).
      */
     static LockManager open(BlobContainerClient container, LockUri uri, String description, LockContext context) {
         String prefix = uri.pathPrefix();
         String mode = mode(uri);
         Duration timeout = timeout(uri);
-        AzureBlobs.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
+        AzureStoreFactory.warmUp(container); // the SDK's cold start on a read, not inside the first lock call's bound
         return switch (mode) {
             case LockBlobMode.ETAG -> {
                 AzureConditionalStore store = new AzureConditionalStore(container, prefix, timeout, description,
                         uri.booleanParam("probe", true));
                 store.probeOnOpen();
-                yield new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
+                yield new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY));
             }
-            default -> new AzureLeaseManager(container, prefix, timeout, description, context);
+            default -> new AzureLeaseLockManager(container, prefix, timeout, description, context);
         };
     }
 
@@ -107,7 +107,7 @@ public final class AzureLockProvider implements LockProvider {
     }
 
     private static BlobContainerClient container(LockUri uri, List<HttpPipelinePolicy> policies) {
-        return AzureBlobs.container(uri, timeout(uri), attempts(uri), policies);
+        return AzureStoreFactory.container(uri, timeout(uri), attempts(uri), policies);
     }
 
     private static int attempts(LockUri uri) {

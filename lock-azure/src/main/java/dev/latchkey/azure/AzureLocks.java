@@ -45,7 +45,7 @@ public final class AzureLocks {
     public static LockManager open(BlobContainerClient container, Options options, LockContext context) {
         Objects.requireNonNull(container, "container");
         LockUri uri = options.asUri(container.getBlobContainerName()).requireOnly(Set.of("mode", "timeout", "probe"));
-        String description = "azblob via the application's BlobContainerClient " + AzureBlobs.endpointOf(container)
+        String description = "azblob via the application's BlobContainerClient " + AzureStoreFactory.endpointOf(container)
                 + (uri.path().isEmpty() ? "" : uri.path()) + (uri.params().isEmpty() ? "" : " " + uri.params());
         return AzureLockProvider.open(container, uri, description, context);
     }

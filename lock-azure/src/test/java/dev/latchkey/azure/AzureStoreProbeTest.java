@@ -73,7 +73,7 @@ class AzureStoreProbeTest {
     }
 
     private long probeBlobs() {
-        BlobContainerClient container = AzureBlobs.container(LockUri.parse(uri()), Duration.ofSeconds(30), 2);
+        BlobContainerClient container = AzureStoreFactory.container(LockUri.parse(uri()), Duration.ofSeconds(30), 2);
         return container.listBlobs(new ListBlobsOptions().setPrefix(LockUri.parse(uri()).pathPrefix() + "/.latchkey-probe/"), Duration.ofSeconds(30)).stream().count();
     }
 

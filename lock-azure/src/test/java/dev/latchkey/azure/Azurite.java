@@ -71,7 +71,7 @@ final class Azurite {
         c.start();
         String uri = "azblob://" + CONTAINER + "/locks?endpoint=http://" + c.getHost() + ":" + c.getMappedPort(10000)
                 + "/" + ACCOUNT + "&account=" + ACCOUNT + "&accountKey=" + URLEncoder.encode(KEY, StandardCharsets.UTF_8);
-        AzureBlobs.container(LockUri.parse(uri), Duration.ofSeconds(30), 3).createIfNotExists();
+        AzureStoreFactory.container(LockUri.parse(uri), Duration.ofSeconds(30), 3).createIfNotExists();
         return uri;
     }
 }

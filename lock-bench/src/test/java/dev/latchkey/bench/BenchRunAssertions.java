@@ -29,7 +29,7 @@ public final class BenchRunAssertions {
     private static final String LATENCY_ROW = "acquire+release, uncontended";
     private static final String THROUGHPUT_ROW = "throughput, tryAcquire+release";
     private static final String HANDOFF_ROW = "handoff, release in A -> waiter in B holds";
-    /** The leaf name every {@link UploadFloor} object starts with. */
+    /** The leaf name every {@link UploadBaseline} object starts with. */
     static final String FLOOR_LEAF = ".latchkey-bench-floor";
 
     private final LockUri uri;
@@ -90,7 +90,7 @@ public final class BenchRunAssertions {
 
     /**
      * Nothing is left under the floor's object prefix ({@code <URI path>/.latchkey-bench-floor}, see
-     * {@link UploadFloor}): {@code listUnder} lists the store's objects whose names start with the
+     * {@link UploadBaseline}): {@code listUnder} lists the store's objects whose names start with the
      * prefix it is given, in the URI's bucket or container.
      */
     public BenchRunAssertions leavesNoFloorObjects(Function<String, ? extends Iterable<?>> listUnder) {

@@ -43,7 +43,7 @@ final class PluginJars {
                         package %1$s;
 
                         import dev.latchkey.LockManager;
-                        import dev.latchkey.engine.LeaseEngine;
+                        import dev.latchkey.engine.ConditionalStoreLockManager;
                         import dev.latchkey.spi.ConditionalStore;
                         import dev.latchkey.spi.LockContext;
                         import dev.latchkey.spi.LockProvider;
@@ -68,7 +68,7 @@ final class PluginJars {
                             public LockManager open(LockUri uri, LockContext context) {
                                 // lazy://: a class first needed here, not while the plugin loads
                                 String name = uri.host().equals("lazy") ? LazyDependency.name() : uri.host();
-                                return new LeaseEngine(STORES.computeIfAbsent(name, Store::new), context, Set.of());
+                                return new ConditionalStoreLockManager(STORES.computeIfAbsent(name, Store::new), context, Set.of());
                             }
 
                             private static final class Store implements ConditionalStore {

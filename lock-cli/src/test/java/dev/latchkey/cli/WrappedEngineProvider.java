@@ -5,8 +5,8 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.engine.ConditionalStoreLockManager;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -20,7 +20,7 @@ import java.util.Set;
 /**
  * Test backend {@code wrapped://NAME}: a manager that wraps the lease engine over the
  * {@code mem://NAME} store (as a backend adding behaviour of its own would: the engine is final),
- * so it is no {@link LeaseEngine}, and exposes that store through {@link LockProvider#openStore}.
+ * so it is no {@link ConditionalStoreLockManager}, and exposes that store through {@link LockProvider#openStore}.
  * {@code wrapped://lying-NAME} exposes a store whose {@code create} is not conditional (it
  * overwrites an existing record): the locks stay correct, the store does not, and
  * {@code latchkey check} must say so.
@@ -38,12 +38,12 @@ public final class WrappedEngineProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return new Wrapped(new LeaseEngine(MemStore.named(name(uri)), context, Set.of()));
+        return new Wrapped(new ConditionalStoreLockManager(MemConditionalStore.named(name(uri)), context, Set.of()));
     }
 
     @Override
     public Optional<ConditionalStore> openStore(LockUri uri, LockContext context) {
-        MemStore store = MemStore.named(name(uri));
+        MemConditionalStore store = MemConditionalStore.named(name(uri));
         return Optional.of(uri.host().startsWith("lying-") ? new CreateOverwrites(store) : store);
     }
 
@@ -51,7 +51,7 @@ public final class WrappedEngineProvider implements LockProvider {
         return "wrapped-" + uri.host() + uri.path();
     }
 
-    private record Wrapped(LeaseEngine engine) implements LockManager {
+    private record Wrapped(ConditionalStoreLockManager engine) implements LockManager {
         @Override public Optional<Lease> tryAcquire(String key, LeaseOptions options) { return engine.tryAcquire(key, options); }
         @Override public Lease acquire(String key, Duration maxWait, LeaseOptions options) { return engine.acquire(key, maxWait, options); }
         @Override public Optional<LockInfo> inspect(String key) { return engine.inspect(key); }
@@ -64,7 +64,7 @@ public final class WrappedEngineProvider implements LockProvider {
     }
 
     /** A store that breaks the one rule: create of an existing name overwrites it. */
-    private record CreateOverwrites(MemStore store) implements ConditionalStore {
+    private record CreateOverwrites(MemConditionalStore store) implements ConditionalStore {
         @Override
         public Optional<String> create(String name, byte[] data) {
             Optional<StoredRecord> existing = store.read(name);

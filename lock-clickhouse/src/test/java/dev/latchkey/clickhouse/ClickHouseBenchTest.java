@@ -24,17 +24,17 @@ class ClickHouseBenchTest {
     void floorIsInstalledForEverySchemeOfTheProvider() {
         for (String scheme : new ClickHouseLockProvider().schemes()) {
             List<Baseline> baselines = Baseline.forScheme(scheme);
-            assertThat(baselines).hasAtLeastOneElementOfType(ClickHouseFloor.class);
-            Baseline floor = baselines.stream().filter(b -> b instanceof ClickHouseFloor).findFirst().orElseThrow();
+            assertThat(baselines).hasAtLeastOneElementOfType(ClickHouseBaseline.class);
+            Baseline floor = baselines.stream().filter(b -> b instanceof ClickHouseBaseline).findFirst().orElseThrow();
             assertThat(floor.kind()).isEqualTo(Baseline.Kind.FLOOR);
             assertThat(floor.hasHandoff()).isFalse();
         }
-        assertThat(Baseline.forScheme("postgres")).noneMatch(b -> b instanceof ClickHouseFloor);
+        assertThat(Baseline.forScheme("postgres")).noneMatch(b -> b instanceof ClickHouseBaseline);
     }
 
     @Test
     void floorSessionIsOneSelectAndReleasesNothing() throws Exception {
-        Baseline floor = new ClickHouseFloor();
+        Baseline floor = new ClickHouseBaseline();
         try (Baseline.Session session = floor.open(LockUri.parse(ClickHouseTestServer.uri("table=" + table)))) {
             for (int i = 0; i < 3; i++) {
                 session.acquire();

@@ -119,7 +119,7 @@ public final class ClickHouseMeasurements {
         System.out.println();
         System.out.println("== release: tombstone vs lightweight DELETE, " + RELEASE_ROUNDS + " rounds each (load " + load() + ")");
         try (LockManager locks = Latchkey.open(uri); Client client = settings.newClient();
-             Baseline.Session floor = new ClickHouseFloor().open(LockUri.parse(uri))) {
+             Baseline.Session floor = new ClickHouseBaseline().open(LockUri.parse(uri))) {
             for (int warm = 0; warm < 5; warm++) {
                 floor.acquire();
                 held(locks, "warm-" + warm, options).release();

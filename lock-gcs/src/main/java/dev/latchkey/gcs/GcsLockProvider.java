@@ -3,8 +3,7 @@ package dev.latchkey.gcs;
 import com.google.cloud.storage.HttpStorageOptions;
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
-import dev.latchkey.UnsupportedLockUriException;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -16,7 +15,7 @@ import java.util.Set;
  * {@code gs://BUCKET[/PREFIX][?project=ID][&endpoint=URL][&timeout=5s][&poll=100ms][&probe=false]}: locks as
  * objects {@code PREFIX/<encoded key>.lock} in a Google Cloud Storage bucket, changed only by
  * generation-conditioned writes ({@link GcsConditionalStore}) under the shared
- * {@link LeaseEngine}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
+ * {@link ConditionalStoreLockManager}. Mutual exclusion holds as long as GCS honours {@code ifGenerationMatch};
  * staleness is judged by the server's clock. GCS takes one write per second to an object, so leases
  * need a TTL of at least 3 s (heartbeat TTL/3); shorter ones are refused.
  *
@@ -35,11 +34,11 @@ import java.util.Set;
  *       open otherwise; {@code false} skips them, for a store {@code latchkey check} has vouched for.</li>
  * </ul>
  * The bucket must exist: creating it needs rights a lock client should not have. An application
- * that has configured its own {@code Storage} opens a manager on it with {@link GcsLocks}.
+ * that has configured its own {@code Storage} opens a manager on it with {@link GcsLocks}. The URI
+ * is read, and the store built, by {@link GcsStoreFactory}.
  */
 public final class GcsLockProvider implements LockProvider {
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
-    private static final Duration DEFAULT_POLL = Duration.ofMillis(100);
+    static final Duration DEFAULT_POLL = Duration.ofMillis(100);
 
     @Override
     public Set<String> schemes() {
@@ -58,7 +57,7 @@ public final class GcsLockProvider implements LockProvider {
 
     /** The one way a manager is made: from a URI, or on the options of the application's {@code Storage} ({@link GcsLocks}). */
     static LockManager open(LockUri uri, HttpStorageOptions application, LockContext context) {
-        GcsConditionalStore store = store(uri, application);
+        GcsConditionalStore store = GcsStoreFactory.store(uri, application);
         if (uri.booleanParam("probe", true)) {
             try {
                 store.probe();
@@ -67,48 +66,7 @@ public final class GcsLockProvider implements LockProvider {
                 throw e;
             }
         }
-        return new LeaseEngine(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
+        return new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.SERVER_SIDE_EXPIRY),
                 uri.durationParam("poll", DEFAULT_POLL));
-    }
-
-    /** The store a {@code gs://} URI names (validated first; nothing is sent yet). */
-    static GcsConditionalStore store(LockUri uri) {
-        return store(uri, null);
-    }
-
-    /**
-     * @param application the options of the application's client (then {@code uri} names bucket,
-     *                    prefix, timeout and poll only), or null: the URI's endpoint and project
-     *                    with Application Default Credentials
-     */
-    private static GcsConditionalStore store(LockUri uri, HttpStorageOptions application) {
-        uri.requireOnly(application == null ? Set.of("project", "endpoint", "timeout", "poll", "probe")
-                : Set.of("timeout", "poll", "probe"));
-        String bucket = uri.host();
-        if (bucket.isEmpty() || uri.user().isPresent() || uri.port().isPresent()) {
-            throw new UnsupportedLockUriException("gs:// needs a bucket name and nothing else before the path, e.g. "
-                    + "gs://my-bucket/locks (got " + uri + ")");
-        }
-        String prefix = uri.pathPrefix();
-        if (prefix.contains("//")) {
-            throw new UnsupportedLockUriException("empty path segment in the prefix of " + uri);
-        }
-        String endpoint = uri.param("endpoint").map(GcsLockProvider::trimTrailingSlash).orElse(null);
-        if (endpoint != null && !endpoint.matches("(?i)https?://[^/?#@]+")) {
-            throw new UnsupportedLockUriException("endpoint must be http(s)://host[:port], got '" + endpoint + "' in " + uri);
-        }
-        Duration timeout = uri.durationParam("timeout", DEFAULT_TIMEOUT);
-        Duration poll = uri.durationParam("poll", DEFAULT_POLL);
-        if (timeout.isNegative() || timeout.isZero() || poll.isNegative() || poll.isZero()) {
-            throw new UnsupportedLockUriException("timeout and poll must be positive in " + uri);
-        }
-        return application == null
-                ? GcsConditionalStore.open(bucket, prefix, endpoint, uri.param("project").orElse(null), timeout)
-                : GcsConditionalStore.open(application, bucket, prefix, application.getHost(), timeout);
-    }
-
-
-    private static String trimTrailingSlash(String s) {
-        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
     }
 }

@@ -90,7 +90,7 @@ class GcsAdversityTest {
     void aFrontEndAheadOfTheStorageNeverMakesARecordOlder() {
         try (GcsTestServer server = GcsTestServer.start(0, GcsTestServer.DEFAULT_OBJECT_WRITE_INTERVAL,
                 Adversity.seededFrom(SEED).frontEndAhead(Adversity.DEFAULT_CLOCK_DRIFT));
-             GcsConditionalStore store = GcsLockProvider.store(LockUri.parse(uri(server, "age", "")))) {
+             GcsConditionalStore store = GcsStoreFactory.store(LockUri.parse(uri(server, "age", "")))) {
             for (int i = 0; i < 20; i++) {
                 long sent = System.nanoTime();
                 store.create("age-" + i, new byte[] {1}).orElseThrow();

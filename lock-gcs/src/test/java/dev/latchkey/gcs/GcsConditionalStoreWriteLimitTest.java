@@ -32,7 +32,7 @@ class GcsConditionalStoreWriteLimitTest {
 
     private static GcsConditionalStore store(GcsTestServer server, String prefix) {
         server.createBucket(BUCKET);
-        return GcsLockProvider.store(LockUri.parse("gs://" + BUCKET + "/" + prefix + "?endpoint=" + server.endpoint()
+        return GcsStoreFactory.store(LockUri.parse("gs://" + BUCKET + "/" + prefix + "?endpoint=" + server.endpoint()
                 + "&project=test&timeout=5s"));
     }
 

@@ -47,7 +47,7 @@ final class GcsFixture {
 
     /** A fresh, independent store client on {@link #uri()}. */
     static GcsConditionalStore newStore() {
-        return GcsLockProvider.store(LockUri.parse(uri()));
+        return GcsStoreFactory.store(LockUri.parse(uri()));
     }
 
     /**

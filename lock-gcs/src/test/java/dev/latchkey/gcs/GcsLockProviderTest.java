@@ -88,7 +88,7 @@ class GcsLockProviderTest {
 
     @Test
     void versionsAreGenerationsAndAgeComesFromTheServer() {
-        try (GcsConditionalStore store = GcsLockProvider.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/cas")))) {
+        try (GcsConditionalStore store = GcsStoreFactory.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/cas")))) {
             String v1 = store.create("n", bytes("one")).orElseThrow();
             assertThat(store.create("n", bytes("two"))).isEmpty();
             StoredRecord r = store.read("n").orElseThrow();
@@ -111,14 +111,14 @@ class GcsLockProviderTest {
 
     @Test
     void serverAgeNeverOverstatesTheTrueAgeAndLagsItByLessThanTwoSeconds() throws Exception {
-        try (GcsConditionalStore store = GcsLockProvider.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/ages")))) {
+        try (GcsConditionalStore store = GcsStoreFactory.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/ages")))) {
             ServerAgeProbe.assertAgesNeverOverstated(store, "age", Duration.ofSeconds(2));
         }
     }
 
     @Test
     void recordsTravelInMetadataAndLargeOnesInTheBodyOnly() {
-        try (GcsConditionalStore store = GcsLockProvider.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/sizes")))) {
+        try (GcsConditionalStore store = GcsStoreFactory.store(dev.latchkey.spi.LockUri.parse(uri("provider-test/sizes")))) {
             byte[] small = bytes("small record");
             byte[] large = new byte[8 * 1024];
             new java.util.Random(7).nextBytes(large);

@@ -258,7 +258,7 @@ final class AdvisoryLease extends ManagedLease {
      * so no contender gets the key earlier than the TTL promises.
      */
     @Override
-    protected void onLost(LeaseLostException cause) {
+    protected void afterLoss(LeaseLostException cause) {
         done = true;
         long delay = cause.reason() == Reason.SESSION_ENDED ? 0 : sessionEndNanos - manager.context.time().nanoTime();
         // Closing a session is I/O: never on the heartbeat timer itself.

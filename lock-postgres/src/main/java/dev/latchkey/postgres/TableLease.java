@@ -89,7 +89,7 @@ final class TableLease extends ManagedLease {
     }
 
     @Override
-    protected void onLost(LeaseLostException cause) {
+    protected void afterLoss(LeaseLostException cause) {
         manager.renewals.remove(this);
         long unknownUntil = unknownUntilNanos;
         if (!cause.reason().ranOutLocally() || unknownUntil == 0) return;

@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * Not a test: the issue's latency targets, measured with {@code latchkey bench} ({@link LockBench}
- * and this module's {@link PgFloors}) for {@code mode=advisory&fencing=false}, {@code mode=advisory}
+ * and this module's {@link PgBaselines}) for {@code mode=advisory&fencing=false}, {@code mode=advisory}
  * and {@code mode=lease} (in a schema of its own, {@link PgTestSupport#LEASE}), each beside its floors in the same run, then the ratios summarised
  * (median over the rounds, as the machine allows):
  * <pre>

@@ -40,32 +40,32 @@ class PgBenchTest {
             List<Baseline> floors = Baseline.forScheme(scheme);
             assertThat(floors).extracting(Baseline::description).contains("SELECT 1",
                     "pg_try_advisory_lock + pg_advisory_unlock", "two single-row durable commits");
-            assertThat(floors).filteredOn(b -> b.getClass().getEnclosingClass() == PgFloors.class)
+            assertThat(floors).filteredOn(b -> b.getClass().getEnclosingClass() == PgBaselines.class)
                     .hasSize(3)
                     .allMatch(b -> b.kind() == Baseline.Kind.FLOOR)
                     .filteredOn(Baseline::hasHandoff).extracting(Baseline::description)
                     .containsExactly("pg_try_advisory_lock + pg_advisory_unlock");
         }
-        assertThat(Baseline.forScheme("mem")).noneMatch(b -> b.getClass().getEnclosingClass() == PgFloors.class);
+        assertThat(Baseline.forScheme("mem")).noneMatch(b -> b.getClass().getEnclosingClass() == PgBaselines.class);
     }
 
     @Test
     void eachFloorSpreadsBesideTheModesItIsTheFloorOf() {
         LockUri advisory = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), "mode=advisory"));
         LockUri lease = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE));
-        assertThat(new PgFloors.AdvisoryLock().hasSpread(advisory)).isTrue();
-        assertThat(new PgFloors.AdvisoryLock().hasSpread(lease)).isTrue();
-        assertThat(new PgFloors.TwoDurableCommits().hasSpread(lease)).isTrue();
-        assertThat(new PgFloors.TwoDurableCommits().hasSpread(advisory)).isFalse();
-        assertThat(new PgFloors.SelectOne().hasSpread(advisory)).isFalse();
-        assertThat(new PgFloors.SelectOne().hasSpread(lease)).isFalse();
+        assertThat(new PgBaselines.AdvisoryLock().hasSpread(advisory)).isTrue();
+        assertThat(new PgBaselines.AdvisoryLock().hasSpread(lease)).isTrue();
+        assertThat(new PgBaselines.TwoDurableCommits().hasSpread(lease)).isTrue();
+        assertThat(new PgBaselines.TwoDurableCommits().hasSpread(advisory)).isFalse();
+        assertThat(new PgBaselines.SelectOne().hasSpread(advisory)).isFalse();
+        assertThat(new PgBaselines.SelectOne().hasSpread(lease)).isFalse();
     }
 
     @Test
     @SuppressWarnings("try") // Baseline.Session.close() throws Exception
     void commitsFloorSessionsShareOneTableAndFindAClaimedRowBusyWithoutWaitingForIt() throws Exception {
         LockUri uri = LockUri.parse(PgTestSupport.with(PgTestSupport.uri(), PgTestSupport.LEASE));
-        PgFloors.TwoDurableCommits floor = new PgFloors.TwoDurableCommits();
+        PgBaselines.TwoDurableCommits floor = new PgBaselines.TwoDurableCommits();
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
             Set<String> before = floorTables(admin);
             String table;
@@ -126,7 +126,7 @@ class PgBenchTest {
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri())) {
             Set<String> before = floorTables(admin);
             String table;
-            try (Baseline.Session s = new PgFloors.TwoDurableCommits().open(uri)) {
+            try (Baseline.Session s = new PgBaselines.TwoDurableCommits().open(uri)) {
                 Set<String> mine = new HashSet<>(floorTables(admin));
                 mine.removeAll(before);
                 assertThat(mine).hasSize(1);
@@ -143,7 +143,7 @@ class PgBenchTest {
     @Test
     void advisoryFloorSessionsOfOneObjectShareOneLockAndHandItOff() throws Exception {
         LockUri uri = LockUri.parse(PgTestSupport.uri());
-        PgFloors.AdvisoryLock floor = new PgFloors.AdvisoryLock();
+        PgBaselines.AdvisoryLock floor = new PgBaselines.AdvisoryLock();
         try (Connection admin = PgTestSupport.jdbc(PgTestSupport.uri());
              Baseline.Session a = floor.open(uri);
              Baseline.Session b = floor.open(uri)) {
@@ -171,7 +171,7 @@ class PgBenchTest {
             a.acquire();
             a.release();
         }
-        assertThat(new PgFloors.AdvisoryLock().id).as("a fresh id per floor object").isNotEqualTo(floor.id);
+        assertThat(new PgBaselines.AdvisoryLock().id).as("a fresh id per floor object").isNotEqualTo(floor.id);
     }
 
     private static Set<String> floorTables(Connection admin) throws Exception {

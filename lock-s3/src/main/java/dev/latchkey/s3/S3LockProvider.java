@@ -2,7 +2,7 @@ package dev.latchkey.s3;
 
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.s3.S3ConditionalStore.Staleness;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
@@ -13,7 +13,7 @@ import java.util.Set;
 /**
  * {@code s3://bucket[/prefix]?region=…&endpoint=…&pathStyle=true&accessKeyId=…&secretAccessKey=…&staleness=…&probe=…}:
  * locks as objects {@code <prefix>/<encoded key>.lock}, changed only by conditional writes, run by
- * the shared {@link LeaseEngine}. Safe on any store whose {@code If-None-Match: *} and
+ * the shared {@link ConditionalStoreLockManager}. Safe on any store whose {@code If-None-Match: *} and
  * {@code If-Match} writes are atomic (AWS S3 is; check others with {@code latchkey check}). A lock
  * is identified by bucket, prefix (leading and trailing slashes aside) and key: every other
  * parameter may differ between clients of one lock.
@@ -43,7 +43,7 @@ import java.util.Set;
  *
  * <p>An application that has configured its own {@code S3Client} opens a manager on it with {@link S3Locks}.
  *
- * <p>This class names no AWS SDK type (the URI is read by {@link S3Stores}): instantiating it, as
+ * <p>This class names no AWS SDK type (the URI is read by {@link S3StoreFactory}): instantiating it, as
  * {@link java.util.ServiceLoader} does for every provider, links nothing of the SDK.
  */
 public final class S3LockProvider implements LockProvider {
@@ -59,7 +59,7 @@ public final class S3LockProvider implements LockProvider {
 
     @Override
     public LockManager open(LockUri uri, LockContext context) {
-        return open(S3Stores.storeOn(uri, null, true), context);
+        return open(S3StoreFactory.storeOn(uri, null, true), context);
     }
 
     /** The one way a manager is made, on a URI's store or on one over the application's client ({@link S3Locks}). */
@@ -70,12 +70,12 @@ public final class S3LockProvider implements LockProvider {
             store.close();
             throw e;
         }
-        return new LeaseEngine(store, context, store.staleness() == Staleness.SERVER
+        return new ConditionalStoreLockManager(store, context, store.staleness() == Staleness.SERVER
                 ? EnumSet.of(Capability.SERVER_SIDE_EXPIRY) : EnumSet.noneOf(Capability.class));
     }
 
     /** The store alone (not probed: the caller races it), for the TCK's CAS contract and {@code latchkey check}. */
     public S3ConditionalStore openStore(LockUri uri) {
-        return S3Stores.storeOn(uri, null, false);
+        return S3StoreFactory.storeOn(uri, null, false);
     }
 }

@@ -47,7 +47,7 @@ public final class S3Locks {
 
     /** A manager on {@code client}, locking in {@code bucket} (which must exist), with a context (clock). */
     public static LockManager open(S3Client client, String bucket, Options options, LockContext context) {
-        return S3LockProvider.open(S3Stores.storeOn(options.asUri(bucket), Objects.requireNonNull(client, "client"), true), context);
+        return S3LockProvider.open(S3StoreFactory.storeOn(options.asUri(bucket), Objects.requireNonNull(client, "client"), true), context);
     }
 
     /** The URI's own parameters, typed; each is validated when the manager opens, as in a URI. */

@@ -167,9 +167,9 @@ public abstract class LockManagerContract {
      * For the {@link Capability#NATIVE_WAIT} test: a manager like {@link #newManager(LockContext)}
      * (same store, own connections) whose waiters, when nothing wakes them, look at a held key again
      * only after {@code poll} — for instance the URI with {@code poll=} set, as PostgreSQL and the Redis
-     * example take it, or a {@code LeaseEngine} built with {@code maxPoll = poll}. The test asks for a
+     * example take it, or a {@code ConditionalStoreLockManager} built with {@code maxPoll = poll}. The test asks for a
      * poll of 40 s and fails unless a waiter gets the
-     * released key within half of it, so only a wake-up by the store passes. (A {@code LeaseEngine}'s
+     * released key within half of it, so only a wake-up by the store passes. (A {@code ConditionalStoreLockManager}'s
      * pauses start at a millisecond and double up to its {@code maxPoll}, so for it this test alone
      * cannot tell a wake-up from an early look; {@link ConditionalStoreContract#wakesOnChange()}
      * checks its store's {@code awaitChange}.) Default {@code null}: the test is skipped, naming this

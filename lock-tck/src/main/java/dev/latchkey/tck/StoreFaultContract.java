@@ -19,7 +19,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import java.time.Duration;
@@ -69,11 +69,11 @@ public abstract class StoreFaultContract {
     protected abstract ConditionalStore newStore() throws Exception;
 
     /**
-     * A manager over {@code store} as the backend builds one. Default: a plain {@link LeaseEngine};
+     * A manager over {@code store} as the backend builds one. Default: a plain {@link ConditionalStoreLockManager};
      * override if the backend's provider adds capabilities or settings.
      */
     protected LockManager newManager(ConditionalStore store, LockContext context) {
-        return new LeaseEngine(store, context, Set.of());
+        return new ConditionalStoreLockManager(store, context, Set.of());
     }
 
     /**

@@ -8,8 +8,8 @@ import dev.latchkey.LockException;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
 import dev.latchkey.LockTimeoutException;
-import dev.latchkey.engine.LeaseEngine;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.engine.ConditionalStoreLockManager;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.StoredRecord;
@@ -298,7 +298,7 @@ final class BrokenBackends {
 
     /** The reference store, except that records look twice as old as they are: takeover at TTL/2. */
     static LockManager earlyExpiry(String name, LockContext context) {
-        return new LeaseEngine(memAged(name, "early-expiry", age -> age.multipliedBy(2)), context, Set.of());
+        return new ConditionalStoreLockManager(memAged(name, "early-expiry", age -> age.multipliedBy(2)), context, Set.of());
     }
 
     /**
@@ -306,12 +306,12 @@ final class BrokenBackends {
      * TTL on their own clocks — while the manager declares SERVER_SIDE_EXPIRY.
      */
     static LockManager localWatchClaimingServerExpiry(String name, LockContext context) {
-        return new LeaseEngine(memAged(name, "local-watch", age -> null), context, Set.of(Capability.SERVER_SIDE_EXPIRY));
+        return new ConditionalStoreLockManager(memAged(name, "local-watch", age -> null), context, Set.of(Capability.SERVER_SIDE_EXPIRY));
     }
 
     /** {@code mem://name} whose records report {@code age} of their true age ({@code null}: no age). */
     private static ConditionalStore memAged(String name, String scheme, UnaryOperator<Duration> age) {
-        MemStore mem = MemStore.named(name);
+        MemConditionalStore mem = MemConditionalStore.named(name);
         return new ConditionalStore() {
             @Override public Optional<StoredRecord> read(String n) {
                 return mem.read(n).map(r -> new StoredRecord(r.data(), r.version(), age.apply(r.age())));

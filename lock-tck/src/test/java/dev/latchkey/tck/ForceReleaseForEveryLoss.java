@@ -6,7 +6,7 @@ import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseLostException.Reason;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.TimeSource;
 import java.time.Duration;
@@ -42,7 +42,7 @@ final class ForceReleaseForEveryLoss {
 
     /** Managers on one store judged by {@code server}'s clock, declaring SERVER_SIDE_EXPIRY, with every loss misreported. */
     static LockManager open(Map<String, BrokenBackends.Rec> backing, SteppedServerTime server, LockContext context) {
-        LockManager real = new LeaseEngine(new BrokenBackends.WallClockAgeStore(backing, server), context,
+        LockManager real = new ConditionalStoreLockManager(new BrokenBackends.WallClockAgeStore(backing, server), context,
                 Set.of(Capability.SERVER_SIDE_EXPIRY, Capability.FENCING_TOKENS));
         return new ForwardingLockManager("every-loss-force-released", real) {
             @Override Lease wrap(Lease lease) { return new Misreported(lease); }

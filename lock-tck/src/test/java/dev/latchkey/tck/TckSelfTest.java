@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.engine.ConditionalStoreLockManager;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import java.io.IOException;
@@ -90,7 +90,7 @@ class TckSelfTest {
         final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
 
         @Override protected LockManager newManager(LockContext context) {
-            return new LeaseEngine(new BrokenBackends.RacyStore(backing), context, Set.of());
+            return new ConditionalStoreLockManager(new BrokenBackends.RacyStore(backing), context, Set.of());
         }
 
         @Override protected int contentionRounds() {
@@ -110,7 +110,7 @@ class TckSelfTest {
         final Map<String, BrokenBackends.Rec> backing = new ConcurrentHashMap<>();
 
         @Override protected LockManager newManager(LockContext context) {
-            return new LeaseEngine(new BrokenBackends.WallClockAgeStore(backing, context.time()), context, Set.of());
+            return new ConditionalStoreLockManager(new BrokenBackends.WallClockAgeStore(backing, context.time()), context, Set.of());
         }
     }
 
@@ -201,7 +201,7 @@ class TckSelfTest {
         final String name = BrokenBackends.uniqueName();
 
         @Override protected ConditionalStore newStore() {
-            return MemStore.named(name);
+            return MemConditionalStore.named(name);
         }
 
         @Override protected LockManager newManager(ConditionalStore store, LockContext context) {

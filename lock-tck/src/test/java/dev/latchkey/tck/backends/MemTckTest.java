@@ -3,8 +3,8 @@ package dev.latchkey.tck.backends;
 import dev.latchkey.Capability;
 import dev.latchkey.Latchkey;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.engine.ConditionalStoreLockManager;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.LockManagerContract;
 import dev.latchkey.tck.ServerClock;
@@ -22,7 +22,7 @@ class MemTckTest extends LockManagerContract {
     }
 
     /**
-     * Not steppable: the "server" is this JVM's {@code MemStore}, which ages records on the JVM's
+     * Not steppable: the "server" is this JVM's {@code MemConditionalStore}, which ages records on the JVM's
      * monotonic clock ({@code System.nanoTime()}, read by the store itself, not the context's
      * {@code TimeSource}), the very clock of every holder's own deadline. It has no wall clock to step,
      * and a step of it would move the holders' deadlines with it: no server-clock fault to model.
@@ -30,13 +30,13 @@ class MemTckTest extends LockManagerContract {
     @Override
     protected ServerClock serverClock() {
         return ServerClock.notSteppable("mem://'s store ages records on this JVM's monotonic clock (System.nanoTime(),"
-                + " read by MemStore itself, not the LockContext's TimeSource), the same clock as every holder's own"
+                + " read by MemConditionalStore itself, not the LockContext's TimeSource), the same clock as every holder's own"
                 + " deadline: there is no separate server clock to step");
     }
 
     /** mem:// as its provider builds it, but with the engine's pauses between looks capped at {@code poll}. */
     @Override
     protected LockManager newManagerPollingEvery(Duration poll, LockContext context) {
-        return new LeaseEngine(MemStore.named(store), context, EnumSet.of(Capability.NATIVE_WAIT), poll);
+        return new ConditionalStoreLockManager(MemConditionalStore.named(store), context, EnumSet.of(Capability.NATIVE_WAIT), poll);
     }
 }

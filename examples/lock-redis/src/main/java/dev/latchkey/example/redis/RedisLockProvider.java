@@ -3,7 +3,7 @@ package dev.latchkey.example.redis;
 import dev.latchkey.Capability;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;
@@ -15,7 +15,7 @@ import java.util.Set;
  * {@code redis://[[user]:password@]host[:port][/db][?prefix=latchkey&timeout=2s&poll=100ms&requireAof=true]}
  * ({@link RedisSettings}): locks as hashes {@code <prefix>:<encoded key>} on one Redis primary,
  * changed only by the Lua compare-and-set scripts of {@link RedisConditionalStore}, run by the
- * kit's {@link LeaseEngine} (heartbeats, fencing tokens, takeover of abandoned leases); waiters
+ * kit's {@link ConditionalStoreLockManager} (heartbeats, fencing tokens, takeover of abandoned leases); waiters
  * are woken by the writes' announcements ({@code NATIVE_WAIT}).
  *
  * <p><b>Guarantee.</b> Mutual exclusion and increasing fencing tokens hold as long as the one
@@ -40,7 +40,7 @@ public final class RedisLockProvider implements LockProvider {
     @Override
     public LockManager open(LockUri uri, LockContext context) {
         RedisSettings settings = RedisSettings.parse(uri);
-        return new LeaseEngine(openStore(settings), context, EnumSet.of(Capability.NATIVE_WAIT), settings.poll());
+        return new ConditionalStoreLockManager(openStore(settings), context, EnumSet.of(Capability.NATIVE_WAIT), settings.poll());
     }
 
     /** The store alone, for the kit's CAS and fault contracts. */

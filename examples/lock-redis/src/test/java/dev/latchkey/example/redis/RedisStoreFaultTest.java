@@ -2,7 +2,7 @@ package dev.latchkey.example.redis;
 
 import dev.latchkey.Capability;
 import dev.latchkey.LockManager;
-import dev.latchkey.engine.LeaseEngine;
+import dev.latchkey.engine.ConditionalStoreLockManager;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
@@ -19,6 +19,6 @@ class RedisStoreFaultTest extends StoreFaultContract {
     /** As {@link RedisLockProvider} builds it. */
     @Override
     protected LockManager newManager(ConditionalStore store, LockContext context) {
-        return new LeaseEngine(store, context, EnumSet.of(Capability.NATIVE_WAIT));
+        return new ConditionalStoreLockManager(store, context, EnumSet.of(Capability.NATIVE_WAIT));
     }
 }

@@ -78,7 +78,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * just released elsewhere takes the key rather than answering "held".
  *
  * <p><b>Parts.</b> This class acquires, inspects, lists and breaks locks; in this package,
- * {@code EngineLease} is its lease (renewal and release in the store), {@code ClaimWithdrawal}
+ * {@code ConditionalStoreLease} is its lease (renewal and release in the store), {@code ClaimWithdrawal}
  * settles claims whose outcome is unknown, and {@code RecordStore} decodes records and spaces
  * writes.
  *
@@ -88,16 +88,16 @@ import java.util.concurrent.ThreadLocalRandom;
  * methods each step stands for, and {@code docs/model-checking.md} says what it proves for which
  * bounds and what it leaves out. A change to the protocol here belongs in the model too.
  */
-public final class LeaseEngine implements LockManager {
+public final class ConditionalStoreLockManager implements LockManager {
     /** The log of the engine and its parts ({@link ClaimWithdrawal}). */
-    static final System.Logger LOG = System.getLogger(LeaseEngine.class.getName());
+    static final System.Logger LOG = System.getLogger(ConditionalStoreLockManager.class.getName());
     /** How many names the engine's per-name memories hold at most ({@link #rememberRelease}, {@link RecordStore}). */
     static final int MAX_REMEMBERED = 4096;
     private static final long MIN_BACKOFF_NANOS = 1_000_000L;
     private static final Duration DEFAULT_MAX_POLL = Duration.ofMillis(100);
 
     private final ConditionalStore store;
-    // package-private: read by this engine's leases (EngineLease)
+    // package-private: read by this engine's leases (ConditionalStoreLease)
     final HolderLiveness liveness;
     final LeaseRuntime runtime;
     final RecordStore records;
@@ -121,9 +121,9 @@ public final class LeaseEngine implements LockManager {
      * free). {@code looked} is what the read after a missed write returned (empty: no record), or
      * {@code null} if no write was sent and so nothing was read.
      */
-    private record Attempt(EngineLease lease, LeaseRecord holder, String seenVersion, Optional<StoredRecord> looked) {}
+    private record Attempt(ConditionalStoreLease lease, LeaseRecord holder, String seenVersion, Optional<StoredRecord> looked) {}
 
-    public LeaseEngine(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities) {
+    public ConditionalStoreLockManager(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities) {
         this(store, context, extraCapabilities, DEFAULT_MAX_POLL);
     }
 
@@ -131,7 +131,7 @@ public final class LeaseEngine implements LockManager {
      * @param maxPoll longest pause between two looks at a held lock while waiting (each look is one
      *                read; the pause starts at 1 ms and doubles, with jitter)
      */
-    public LeaseEngine(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities,
+    public ConditionalStoreLockManager(ConditionalStore store, LockContext context, Set<Capability> extraCapabilities,
                        Duration maxPoll) {
         this.store = Objects.requireNonNull(store, "store");
         this.liveness = store.holderLiveness().orElse(null);
@@ -281,7 +281,7 @@ public final class LeaseEngine implements LockManager {
             }
         }
         observations.remove(name);
-        EngineLease lease = new EngineLease(this, name, mine, written.get(), options, sent);
+        ConditionalStoreLease lease = new ConditionalStoreLease(this, name, mine, written.get(), options, sent);
         lease.begin();
         return new Attempt(lease, null, null, null);
     }

@@ -12,8 +12,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * beside the same floor (two unconditional block-blob uploads) and prints the ratio, not the account
  * key; the floor's blob is gone afterwards. No timing is asserted.
  */
-class AzureBenchFloorTest {
-    static final String FLOOR = "floor: 2 unconditional block-blob uploads of " + AzureUploadFloor.RECORD_BYTES + " B";
+class AzureUploadBaselineTest {
+    static final String FLOOR = "floor: 2 unconditional block-blob uploads of " + AzureUploadBaseline.RECORD_BYTES + " B";
 
     @ParameterizedTest(name = "mode={0}")
     @ValueSource(strings = {"lease", "etag"})
@@ -23,7 +23,7 @@ class AzureBenchFloorTest {
         BenchRunAssertions.run(uri)
                 .measuresFloor(FLOOR)
                 .doesNotPrint(parsed.param("accountKey").orElse("no key in the URI"))
-                .leavesNoFloorObjects(prefix -> AzureBlobs.container(parsed, Duration.ofSeconds(30), 2)
+                .leavesNoFloorObjects(prefix -> AzureStoreFactory.container(parsed, Duration.ofSeconds(30), 2)
                         .listBlobs(new ListBlobsOptions().setPrefix(prefix), null));
     }
 }

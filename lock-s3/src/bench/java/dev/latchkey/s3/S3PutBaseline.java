@@ -1,6 +1,6 @@
 package dev.latchkey.s3;
 
-import dev.latchkey.bench.UploadFloor;
+import dev.latchkey.bench.UploadBaseline;
 import dev.latchkey.spi.LockUri;
 import software.amazon.awssdk.core.sync.RequestBody;
 
@@ -11,7 +11,7 @@ import software.amazon.awssdk.core.sync.RequestBody;
  * into lock-bench-peers and lock-s3's own tests, never into the lock-s3 jar; it makes its requests
  * itself, so the store keeps only conditional writes.
  */
-public final class S3PutFloor extends UploadFloor {
+public final class S3PutBaseline extends UploadBaseline {
 
     @Override
     public boolean supports(String scheme) {

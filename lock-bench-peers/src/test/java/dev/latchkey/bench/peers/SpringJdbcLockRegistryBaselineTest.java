@@ -37,7 +37,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  * the table lives exactly as long as the sessions, and {@code latchkey bench} prints the peer's rows and ratios
  * (the throughput under contention beside lease mode). No timing is asserted.
  */
-class SpringJdbcLockRegistryPeerTest {
+class SpringJdbcLockRegistryBaselineTest {
     private static String uri;
     private static ExecutorService waiter;
     private static volatile Thread waiterThread;
@@ -62,7 +62,7 @@ class SpringJdbcLockRegistryPeerTest {
     void mapsTheLatchkeyUriToJdbcWithoutLatchkeysOwnParameters() {
         LockUri lockUri = LockUri.parse("postgresql://bob:p%40ss@db.example:6543/locks%20db"
                 + "?mode=lease&schema=app&fencing=false&sslmode=disable&ApplicationName=x");
-        SpringJdbcLockRegistryPeer.Jdbc jdbc = SpringJdbcLockRegistryPeer.Jdbc.of(lockUri, Map.of());
+        SpringJdbcLockRegistryBaseline.Jdbc jdbc = SpringJdbcLockRegistryBaseline.Jdbc.of(lockUri, Map.of());
 
         assertThat(jdbc.url).isEqualTo("jdbc:postgresql://db.example:6543/locks%20db");
         assertThat(jdbc.properties).containsEntry("user", "bob").containsEntry("password", "p@ss")
@@ -71,7 +71,7 @@ class SpringJdbcLockRegistryPeerTest {
         assertThat(jdbc.schema).contains("app");
         assertThat(jdbc.url).doesNotContain("p@ss").doesNotContain("p%40ss");
 
-        SpringJdbcLockRegistryPeer.Jdbc defaults = SpringJdbcLockRegistryPeer.Jdbc.of(LockUri.parse("postgres://[::1]"),
+        SpringJdbcLockRegistryBaseline.Jdbc defaults = SpringJdbcLockRegistryBaseline.Jdbc.of(LockUri.parse("postgres://[::1]"),
                 Map.of("PGUSER", "carol", "PGPASSWORD", "secret"));
         assertThat(defaults.url).isEqualTo("jdbc:postgresql://[::1]:5432/carol");
         assertThat(defaults.properties).containsEntry("user", "carol").containsEntry("password", "secret");
@@ -82,7 +82,7 @@ class SpringJdbcLockRegistryPeerTest {
     void isRegisteredAsAPeerWithHandoffForBothPostgresSchemes() {
         for (String scheme : List.of("postgres", "postgresql")) {
             assertThat(Baseline.forScheme(scheme))
-                    .filteredOn(b -> b instanceof SpringJdbcLockRegistryPeer)
+                    .filteredOn(b -> b instanceof SpringJdbcLockRegistryBaseline)
                     .singleElement()
                     .satisfies(b -> {
                         assertThat(b.kind()).isEqualTo(Baseline.Kind.PEER);
@@ -90,13 +90,13 @@ class SpringJdbcLockRegistryPeerTest {
                         assertThat(b.description()).startsWith("Spring Integration 7.1").contains("JdbcLockRegistry");
                     });
         }
-        assertThat(Baseline.forScheme("mem")).noneMatch(b -> b instanceof SpringJdbcLockRegistryPeer);
+        assertThat(Baseline.forScheme("mem")).noneMatch(b -> b instanceof SpringJdbcLockRegistryBaseline);
     }
 
     @Test
     @SuppressWarnings("try") // Baseline.Session.close() throws Exception
     void sessionsAreSeparateRegistriesThatExcludeEachOtherAndHandOff() throws Exception {
-        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        SpringJdbcLockRegistryBaseline peer = new SpringJdbcLockRegistryBaseline();
         LockUri lockUri = LockUri.parse(uri);
         try (Baseline.Session a = peer.open(lockUri); Baseline.Session b = peer.open(lockUri)) {
             a.acquire();
@@ -137,7 +137,7 @@ class SpringJdbcLockRegistryPeerTest {
 
     @Test
     void spreadsBesideLeaseModeOnly() {
-        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        SpringJdbcLockRegistryBaseline peer = new SpringJdbcLockRegistryBaseline();
         assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=lease&schema=s"))).isTrue();
         assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=LEASE"))).isTrue();
         assertThat(peer.hasSpread(LockUri.parse("postgres://db/x?mode=advisory"))).isFalse();
@@ -147,7 +147,7 @@ class SpringJdbcLockRegistryPeerTest {
     @Test
     @SuppressWarnings("try") // Baseline.Session.close() throws Exception
     void underContentionAKeyAnotherRegistryHoldsInTheTableIsBusy() throws Exception {
-        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        SpringJdbcLockRegistryBaseline peer = new SpringJdbcLockRegistryBaseline();
         LockUri lockUri = LockUri.parse(uri);
         try (Baseline.Session session = peer.open(lockUri)) {
             // another process's registry on the peer's table (its name is the prefix, then "lock")
@@ -181,7 +181,7 @@ class SpringJdbcLockRegistryPeerTest {
     @Test
     @SuppressWarnings("try") // Baseline.Session.close() throws Exception
     void theFirstSessionCreatesTheTableAndTheLastDropsIt() throws Exception {
-        SpringJdbcLockRegistryPeer peer = new SpringJdbcLockRegistryPeer();
+        SpringJdbcLockRegistryBaseline peer = new SpringJdbcLockRegistryBaseline();
         LockUri lockUri = LockUri.parse(uri);
         assertThat(tableExists(peer)).isFalse();
         Baseline.Session first = peer.open(lockUri);
@@ -218,7 +218,7 @@ class SpringJdbcLockRegistryPeerTest {
         List<LockBench.Row> rows = LockBench.run(config, new PrintWriter(text));
         System.out.print(text);
 
-        String peer = "peer: " + new SpringJdbcLockRegistryPeer().description();
+        String peer = "peer: " + new SpringJdbcLockRegistryBaseline().description();
         assertThat(rows).filteredOn(r -> r.name().equals(peer)).singleElement()
                 .satisfies(r -> assertThat(r.samples()).isPositive());
         assertThat(rows).filteredOn(r -> r.name().equals("handoff, " + peer)).singleElement()
@@ -250,11 +250,11 @@ class SpringJdbcLockRegistryPeerTest {
     }
 
     private static Connection connect() throws Exception {
-        SpringJdbcLockRegistryPeer.Jdbc jdbc = SpringJdbcLockRegistryPeer.Jdbc.of(LockUri.parse(uri));
+        SpringJdbcLockRegistryBaseline.Jdbc jdbc = SpringJdbcLockRegistryBaseline.Jdbc.of(LockUri.parse(uri));
         return new Driver().connect(jdbc.url, jdbc.properties);
     }
 
-    private static boolean tableExists(SpringJdbcLockRegistryPeer peer) throws Exception {
+    private static boolean tableExists(SpringJdbcLockRegistryBaseline peer) throws Exception {
         try (Connection c = connect();
              PreparedStatement s = c.prepareStatement("SELECT count(*) FROM pg_tables WHERE tablename = ?")) {
             s.setString(1, peer.tableName());
@@ -265,7 +265,7 @@ class SpringJdbcLockRegistryPeerTest {
         }
     }
 
-    private static int rows(SpringJdbcLockRegistryPeer peer) throws Exception {
+    private static int rows(SpringJdbcLockRegistryBaseline peer) throws Exception {
         try (Connection c = connect();
              ResultSet r = c.createStatement().executeQuery("SELECT count(*) FROM " + peer.tableName())) {
             r.next();

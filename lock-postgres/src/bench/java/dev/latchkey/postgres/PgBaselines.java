@@ -27,11 +27,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       beside that mode.</li>
  * </ul>
  */
-public final class PgFloors {
-    private PgFloors() {}
+public final class PgBaselines {
+    private PgBaselines() {}
 
     /** What the three floors share: schemes, kind, and a connection to the URI's server. */
-    private abstract static class Floor implements Baseline {
+    private abstract static class PgBaseline implements Baseline {
         @Override
         public final boolean supports(String scheme) {
             return scheme.equals("postgres") || scheme.equals("postgresql");
@@ -100,7 +100,7 @@ public final class PgFloors {
      * round on key i's own lock id; a third PostgreSQL floor row would cost every run a warm-up and
      * a measuring time and say nothing that row does not.
      */
-    public static final class SelectOne extends Floor {
+    public static final class SelectOne extends PgBaseline {
         @Override
         public String description() {
             return "SELECT 1";
@@ -129,7 +129,7 @@ public final class PgFloors {
      * {@code pg_advisory_lock}. All sessions of one object lock the same 64-bit id, drawn at random
      * per object so that concurrent benches do not meet (under contention, the K ids from it).
      */
-    public static final class AdvisoryLock extends Floor {
+    public static final class AdvisoryLock extends PgBaseline {
         /** The advisory lock id of every session of this object. */
         final long id = new SecureRandom().nextLong();
 
@@ -207,7 +207,7 @@ public final class PgFloors {
      * its two commits on it. A key's first round inserts its row: an {@code UPDATE} that finds no
      * row commits nothing durable, then the {@code INSERT} is the round's first commit.
      */
-    public static final class TwoDurableCommits extends Floor {
+    public static final class TwoDurableCommits extends PgBaseline {
         private static final int LATENCY_ROW = -1;
         private final String tableName =
                 "latchkey_bench_floor_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);

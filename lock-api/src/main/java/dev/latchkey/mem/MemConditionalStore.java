@@ -19,8 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * from this JVM's monotonic clock. Stores are shared by name, so every {@code mem://NAME} manager of
  * the JVM sees the same locks. Waiters are woken on every write ({@link #awaitChange}).
  */
-public final class MemStore implements ConditionalStore {
-    private static final ConcurrentHashMap<String, MemStore> NAMED = new ConcurrentHashMap<>();
+public final class MemConditionalStore implements ConditionalStore {
+    private static final ConcurrentHashMap<String, MemConditionalStore> NAMED = new ConcurrentHashMap<>();
     private static final AtomicLong VERSIONS = new AtomicLong();
 
     private record Entry(byte[] data, String version, long writtenNanos) {}
@@ -32,13 +32,13 @@ public final class MemStore implements ConditionalStore {
     private final Condition changed = changes.newCondition();
     private final AtomicInteger waiters = new AtomicInteger();
 
-    private MemStore(String name) {
+    private MemConditionalStore(String name) {
         this.name = name;
     }
 
     /** The JVM-wide store called {@code name}. */
-    public static MemStore named(String name) {
-        return NAMED.computeIfAbsent(Objects.requireNonNull(name, "name"), MemStore::new);
+    public static MemConditionalStore named(String name) {
+        return NAMED.computeIfAbsent(Objects.requireNonNull(name, "name"), MemConditionalStore::new);
     }
 
     @Override

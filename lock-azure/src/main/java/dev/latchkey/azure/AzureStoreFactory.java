@@ -24,15 +24,15 @@ import java.util.Optional;
  * the call then, whatever its tries are doing: {@code timeout} bounds a whole call, and a second try
  * only follows a failure that came fast (a reset connection, a 503).
  */
-final class AzureBlobs {
-    private static final System.Logger LOG = System.getLogger(AzureBlobs.class.getName());
+final class AzureStoreFactory {
+    private static final System.Logger LOG = System.getLogger(AzureStoreFactory.class.getName());
     /** The bound of the warm-up call ({@link #warmUp}); its tries keep the client's own bounds. */
     static final Duration WARM_UP = Duration.ofSeconds(30);
     static final String CONNECTION_STRING_ENV = "AZURE_STORAGE_CONNECTION_STRING";
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration RETRY_DELAY = Duration.ofMillis(200);
 
-    private AzureBlobs() {}
+    private AzureStoreFactory() {}
 
     /** The container named by the URI's host; the URI's path (trimmed of slashes) is the blob prefix. */
     static BlobContainerClient container(LockUri uri, Duration timeout, int maxAttempts) {

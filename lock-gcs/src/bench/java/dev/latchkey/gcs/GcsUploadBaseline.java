@@ -2,7 +2,7 @@ package dev.latchkey.gcs;
 
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.Storage;
-import dev.latchkey.bench.UploadFloor;
+import dev.latchkey.bench.UploadBaseline;
 import dev.latchkey.spi.LockUri;
 
 /**
@@ -13,7 +13,7 @@ import dev.latchkey.spi.LockUri;
  * lock-gcs's {@code src/bench} into lock-bench-peers and lock-gcs's own tests, never into the
  * lock-gcs jar; it makes its requests itself, so the store keeps only conditional writes.
  */
-public final class GcsUploadFloor extends UploadFloor {
+public final class GcsUploadBaseline extends UploadBaseline {
 
     @Override
     public boolean supports(String scheme) {
@@ -27,7 +27,7 @@ public final class GcsUploadFloor extends UploadFloor {
 
     @Override
     protected Target target(LockUri uri) {
-        GcsConditionalStore store = GcsLockProvider.store(uri);
+        GcsConditionalStore store = GcsStoreFactory.store(uri);
         Storage client = store.writeClient();
         WriteSpacing spacing = new WriteSpacing();
         return new Target() {

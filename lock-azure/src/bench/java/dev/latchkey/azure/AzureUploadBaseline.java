@@ -4,7 +4,7 @@ import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.options.BlockBlobSimpleUploadOptions;
-import dev.latchkey.bench.UploadFloor;
+import dev.latchkey.bench.UploadBaseline;
 import dev.latchkey.spi.LockUri;
 import java.util.List;
 
@@ -15,7 +15,7 @@ import java.util.List;
  * lock-azure's {@code src/bench} into lock-bench-peers and lock-azure's own tests, never into the
  * lock-azure jar; it makes its requests itself, so the store keeps only conditional writes.
  */
-public final class AzureUploadFloor extends UploadFloor {
+public final class AzureUploadBaseline extends UploadBaseline {
 
     @Override
     public boolean supports(String scheme) {

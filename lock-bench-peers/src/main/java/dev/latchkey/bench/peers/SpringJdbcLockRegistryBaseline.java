@@ -53,7 +53,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
  *       plus SCRAM authentication) for every transaction and measure that instead of the lock.</li>
  * </ul>
  */
-public final class SpringJdbcLockRegistryPeer implements Baseline {
+public final class SpringJdbcLockRegistryBaseline implements Baseline {
     /** Latchkey's own {@code postgres://} parameters (see lock-postgres): everything else is a PgJDBC property. */
     private static final Set<String> LATCHKEY_PARAMS = Set.of("mode", "schema", "table", "pool", "poll", "timeout", "fencing");
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,49}");

@@ -17,7 +17,7 @@ import java.nio.file.StandardOpenOption;
  * thread of this JVM holds (the JDK's {@link OverlappingFileLockException}) or another process holds
  * is busy, as a held key is for the lock.
  */
-public final class FileFloor implements Baseline {
+public final class FileBaseline implements Baseline {
 
     @Override
     public boolean supports(String scheme) {

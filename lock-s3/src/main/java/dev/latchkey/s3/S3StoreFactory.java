@@ -31,14 +31,14 @@ import software.amazon.awssdk.services.s3.S3Configuration;
  * instantiates every provider it ships to learn their schemes, and a run on another backend then
  * loads none of the AWS SDK's classes.
  */
-final class S3Stores {
+final class S3StoreFactory {
     private static final Set<String> PARAMS = Set.of("region", "endpoint", "pathStyle", "accessKeyId",
             "secretAccessKey", "sessionToken", "timeout", "maxAttempts", "staleness", "probe");
     /** What {@link S3Locks} takes: the rest is the application client's. */
     static final Set<String> APPLICATION_PARAMS = Set.of("timeout", "maxAttempts", "staleness", "probe");
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
 
-    private S3Stores() {}
+    private S3StoreFactory() {}
 
     /**
      * @param application the application's client (then {@code uri} names bucket, prefix and

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * A lease of a {@link LeaseEngine}: renew and release are conditional writes on the version of the
+ * A lease of a {@link ConditionalStoreLockManager}: renew and release are conditional writes on the version of the
  * write of ours the store is known to hold.
  *
  * <p><b>Guarantee.</b> Every write of the lease carries a revision of its own, so after a renewal
@@ -30,10 +30,10 @@ import java.util.TreeMap;
  * only a safety margin after a loss, so no one reads the holder as dead before the store would let
  * them in. Store calls are serialised by {@link ManagedLease}, which guards the fields here.
  */
-final class EngineLease extends ManagedLease {
+final class ConditionalStoreLease extends ManagedLease {
     private static final int MAX_UNCONFIRMED = 64;
 
-    private final LeaseEngine engine;
+    private final ConditionalStoreLockManager engine;
     private final ConditionalStore store;
     private final RecordStore records;
     private final HolderLiveness liveness;
@@ -46,7 +46,7 @@ final class EngineLease extends ManagedLease {
     /** Send times of renewals whose outcome is unknown, by revision. */
     private final TreeMap<Long, Long> unconfirmed = new TreeMap<>();
 
-    EngineLease(LeaseEngine engine, String name, LeaseRecord record, String version, LeaseOptions options, long sent) {
+    ConditionalStoreLease(ConditionalStoreLockManager engine, String name, LeaseRecord record, String version, LeaseOptions options, long sent) {
         super(engine.runtime, record.key(), record.leaseId(), record.token(), options, sent);
         this.engine = engine;
         this.store = engine.store();
@@ -168,7 +168,7 @@ final class EngineLease extends ManagedLease {
     }
 
     @Override
-    protected void onLost(LeaseLostException cause) {
+    protected void afterLoss(LeaseLostException cause) {
         if (liveness == null) return;
         // Keep the process mark until the TTL has really passed, so no one reads this
         // holder as dead before the store would let them in.

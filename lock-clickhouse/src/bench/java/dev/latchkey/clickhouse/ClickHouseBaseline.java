@@ -20,7 +20,7 @@ import java.util.Map;
  * lock-clickhouse's own tests (found through {@code META-INF/services/dev.latchkey.bench.Baseline}
  * there), never into the lock-clickhouse jar. It touches no table and prints no credentials.
  */
-public final class ClickHouseFloor implements Baseline {
+public final class ClickHouseBaseline implements Baseline {
 
     @Override
     public boolean supports(String scheme) {

@@ -72,16 +72,16 @@ import java.util.Optional;
  * <p>Meant for a local file system. Network file systems differ in locking and sync semantics;
  * use a server backend across hosts.
  */
-public final class FileStore implements ConditionalStore, HolderLiveness {
+public final class FileConditionalStore implements ConditionalStore, HolderLiveness {
     private final Path dir;
     private final TokenReservation tokens;
 
-    public FileStore(Path dir) {
+    public FileConditionalStore(Path dir) {
         this(dir, Host.THIS_MACHINE);
     }
 
     /** On {@code host}: a test's stand-in for the machine (boot id, fsync counting, another JVM's state). */
-    FileStore(Path dir, Host host) {
+    FileConditionalStore(Path dir, Host host) {
         try {
             Files.createDirectories(dir);
             this.dir = dir.toRealPath();

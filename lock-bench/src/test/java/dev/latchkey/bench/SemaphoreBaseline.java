@@ -4,7 +4,7 @@ import dev.latchkey.spi.LockUri;
 import java.util.concurrent.Semaphore;
 
 /** A test peer for {@code mem://} with a handoff: one {@link Semaphore} shared by all sessions. */
-public final class SemaphorePeer implements Baseline {
+public final class SemaphoreBaseline implements Baseline {
     private final Semaphore permit = new Semaphore(1);
 
     @Override

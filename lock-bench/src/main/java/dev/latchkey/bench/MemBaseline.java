@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentMap;
  * All sessions of one object share the table, so under contention a key another thread claimed
  * is found busy, as with the lock.
  */
-public final class MemFloor implements Baseline {
+public final class MemBaseline implements Baseline {
     private static final String LATENCY_KEY = "floor";
     private final ConcurrentMap<Object, Object> table = new ConcurrentHashMap<>();
 

@@ -89,8 +89,8 @@ import java.util.concurrent.TimeUnit;
  * replies), checked by {@code scripts/model-check.sh}; {@code docs/model-checking.md} says what it
  * proves for which bounds. A change to the protocol here belongs in the model too.
  */
-final class AzureLeaseManager implements LockManager {
-    private static final System.Logger LOG = System.getLogger(AzureLeaseManager.class.getName());
+final class AzureLeaseLockManager implements LockManager {
+    private static final System.Logger LOG = System.getLogger(AzureLeaseLockManager.class.getName());
     static final Duration MIN_TTL = Duration.ofSeconds(15);
     static final Duration MAX_TTL = Duration.ofSeconds(60);
     private static final String SUFFIX = ".lock";
@@ -115,12 +115,12 @@ final class AzureLeaseManager implements LockManager {
     private record Record(String etag, long token) {}
 
     /** @param timeout what one call may take, all its tries included */
-    AzureLeaseManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
+    AzureLeaseLockManager(BlobContainerClient container, String prefix, Duration timeout, String description, LockContext context) {
         this.container = Objects.requireNonNull(container, "container");
         this.base = prefix.isEmpty() ? "" : prefix + "/";
         this.timeout = timeout;
         this.description = description;
-        this.where = "container " + container.getBlobContainerName() + " at " + AzureBlobs.endpointOf(container);
+        this.where = "container " + container.getBlobContainerName() + " at " + AzureStoreFactory.endpointOf(container);
         this.time = context.time();
         this.runtime = LeaseRuntime.create(context, "azblob");
     }

@@ -28,7 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * two threads write one object at once) and makes the two uploads to it. Each session deletes the
  * objects it wrote on close.
  */
-public abstract class UploadFloor implements Baseline {
+public abstract class UploadBaseline implements Baseline {
     /**
      * About the size of the records the lease engine writes in a bench: magic line, state, key,
      * lease id, owner {@code user@host/pid}, token, times and TTL come to 202-206 bytes with a

@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Test;
  * unconditional uploads) and prints the ratio; the floor's object is gone afterwards. No timing is
  * asserted.
  */
-class GcsBenchFloorTest {
-    static final String FLOOR = "floor: 2 unconditional uploads of " + GcsUploadFloor.RECORD_BYTES + " B";
+class GcsUploadBaselineTest {
+    static final String FLOOR = "floor: 2 unconditional uploads of " + GcsUploadBaseline.RECORD_BYTES + " B";
 
     @Test
     void benchMeasuresTheLockBesideTwoUnconditionalUploads() throws Exception {

@@ -10,8 +10,8 @@ import software.amazon.awssdk.services.s3.S3Client;
  * unconditional PutObjects) and prints the ratio, not the secret key; the floor's object is gone
  * afterwards. No timing is asserted.
  */
-class S3BenchFloorTest {
-    static final String FLOOR = "floor: 2 unconditional PutObject of " + S3PutFloor.RECORD_BYTES + " B";
+class S3PutBaselineTest {
+    static final String FLOOR = "floor: 2 unconditional PutObject of " + S3PutBaseline.RECORD_BYTES + " B";
 
     @Test
     void benchMeasuresTheLockBesideTwoUnconditionalPuts() throws Exception {

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.latchkey.Lease;
 import dev.latchkey.LockInfo;
 import dev.latchkey.LockManager;
-import dev.latchkey.mem.MemStore;
+import dev.latchkey.mem.MemConditionalStore;
 import dev.latchkey.spi.ConditionalStore;
 import dev.latchkey.spi.HolderLiveness;
 import dev.latchkey.spi.LockContext;
@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The engine's request pattern: what it must read, and the read it may skip. */
-class LeaseEngineTest {
+class ConditionalStoreLockManagerTest {
 
-    /** A store that counts reads and writes, over a real {@link MemStore}. */
+    /** A store that counts reads and writes, over a real {@link MemConditionalStore}. */
     private static class Counting implements ConditionalStore {
         final ConditionalStore inner;
         final AtomicInteger reads = new AtomicInteger();
@@ -61,12 +61,12 @@ class LeaseEngineTest {
     }
 
     private static LockManager engine(Counting store) {
-        return new LeaseEngine(store, LockContext.defaults(), Set.of());
+        return new ConditionalStoreLockManager(store, LockContext.defaults(), Set.of());
     }
 
     @Test
     void reacquiringItsOwnReleasedKeyIsOneWriteAndNoRead() {
-        Counting store = new Counting(MemStore.named("engine-" + System.nanoTime()));
+        Counting store = new Counting(MemConditionalStore.named("engine-" + System.nanoTime()));
         try (LockManager locks = engine(store)) {
             Lease first = locks.tryAcquire("job").orElseThrow();
             first.release();
@@ -84,7 +84,7 @@ class LeaseEngineTest {
 
     @Test
     void aKeyWrittenByOthersSinceIsReadAgainAndNeverTakenFromItsHolder() {
-        MemStore shared = MemStore.named("engine-" + System.nanoTime());
+        MemConditionalStore shared = MemConditionalStore.named("engine-" + System.nanoTime());
         Counting mine = new Counting(shared);
         try (LockManager a = engine(mine); LockManager b = engine(new Counting(shared))) {
             Lease first = a.tryAcquire("job").orElseThrow();
@@ -103,7 +103,7 @@ class LeaseEngineTest {
 
     @Test
     void aRememberedReleaseThatMissesCostsOneReadWhenTheKeyIsHeld() {
-        MemStore shared = MemStore.named("engine-" + System.nanoTime());
+        MemConditionalStore shared = MemConditionalStore.named("engine-" + System.nanoTime());
         Counting mine = new Counting(shared);
         try (LockManager a = engine(mine); LockManager b = engine(new Counting(shared))) {
             a.tryAcquire("job").orElseThrow().release();
@@ -122,7 +122,7 @@ class LeaseEngineTest {
 
     @Test
     void aRememberedReleaseThatMissesCostsOneReadWhenTheKeyWasFreedAgain() {
-        MemStore shared = MemStore.named("engine-" + System.nanoTime());
+        MemConditionalStore shared = MemConditionalStore.named("engine-" + System.nanoTime());
         Counting mine = new Counting(shared);
         try (LockManager a = engine(mine); LockManager b = engine(new Counting(shared))) {
             a.tryAcquire("job").orElseThrow().release();
@@ -144,7 +144,7 @@ class LeaseEngineTest {
 
     @Test
     void aRememberedReleaseWhoseWriteLandedUnseenIsRecognisedByItsOneRead() {
-        Counting store = new Counting(MemStore.named("engine-" + System.nanoTime()));
+        Counting store = new Counting(MemConditionalStore.named("engine-" + System.nanoTime()));
         try (LockManager a = engine(store); LockManager b = engine(new Counting(store.inner))) {
             Lease first = a.tryAcquire("job").orElseThrow();
             first.release();
@@ -165,7 +165,7 @@ class LeaseEngineTest {
 
     @Test
     void aRememberedReleaseRefusedByLivenessReadsOnceAndTakesTheKey() {
-        Marking store = new Marking(MemStore.named("engine-" + System.nanoTime()));
+        Marking store = new Marking(MemConditionalStore.named("engine-" + System.nanoTime()));
         try (LockManager a = engine(store)) {
             Lease first = a.tryAcquire("job").orElseThrow();
             first.release();
