@@ -166,33 +166,44 @@ public final class LatchkeyCommand implements Callable<Integer> {
         // everything after CMD belongs to CMD, even without "--": `run --key k ls -l` must not parse -l
         CommandLine run = cl.getSubcommands().get("run");
         if (run != null) run.setStopAtPositional(true).setCaseInsensitiveEnumValuesAllowed(true);
-        cl.setParameterExceptionHandler(LatchkeyCommand::usageError);
-        cl.setExecutionExceptionHandler(LatchkeyCommand::failure);
+        // classes, not method references: a lambda of an interface of picocli (class-file version 49) has the
+        // launcher's class-data sharing dump link that interface, which leaves it, picocli's default handler
+        // and the lambda out of the archive, to be read from the jar and verified on every start
+        cl.setParameterExceptionHandler(new UsageError());
+        cl.setExecutionExceptionHandler(new Failure());
         cl.setCommandName("latchkey");
         return cl;
     }
 
-    private static int usageError(CommandLine.ParameterException ex, String[] args) {
-        CommandLine cmd = ex.getCommandLine();
-        PrintWriter err = cmd.getErr();
-        String name = cmd.getCommandSpec().qualifiedName();
-        err.println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
-        err.flush();
-        return ExitCodes.USAGE;
+    /** A bad command line: one line naming the (sub)command and its {@code --help}; status 2. */
+    private static final class UsageError implements CommandLine.IParameterExceptionHandler {
+        @Override
+        public int handleParseException(CommandLine.ParameterException ex, String[] args) {
+            CommandLine cmd = ex.getCommandLine();
+            PrintWriter err = cmd.getErr();
+            String name = cmd.getCommandSpec().qualifiedName();
+            err.println(name + ": " + ex.getMessage() + " (see '" + name + " --help')");
+            err.flush();
+            return ExitCodes.USAGE;
+        }
     }
 
-    private static int failure(Exception ex, CommandLine cmd, ParseResult parsed) {
-        PrintWriter err = cmd.getErr();
-        int status = statusOf(ex);
-        String message = ex.getMessage() == null ? ex.getClass().getSimpleName() : ex.getMessage();
-        if (status == ExitCodes.SOFTWARE) {
-            err.println("latchkey: internal error: " + ex + (verbose(parsed) ? "" : " (run with -v for details)"));
-        } else {
-            err.println("latchkey: " + message.replace('\n', ' '));
+    /** A command that failed: one line, the stack trace only with {@code -v}; the status {@link #statusOf} gives. */
+    private static final class Failure implements CommandLine.IExecutionExceptionHandler {
+        @Override
+        public int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parsed) {
+            PrintWriter err = cmd.getErr();
+            int status = statusOf(ex);
+            String message = ex.getMessage() == null ? ex.getClass().getSimpleName() : ex.getMessage();
+            if (status == ExitCodes.SOFTWARE) {
+                err.println("latchkey: internal error: " + ex + (verbose(parsed) ? "" : " (run with -v for details)"));
+            } else {
+                err.println("latchkey: " + message.replace('\n', ' '));
+            }
+            if (verbose(parsed)) ex.printStackTrace(err);
+            err.flush();
+            return status;
         }
-        if (verbose(parsed)) ex.printStackTrace(err);
-        err.flush();
-        return status;
     }
 
     static int statusOf(Exception ex) {

@@ -1,29 +1,18 @@
 package dev.latchkey.cli;
 
-import dev.latchkey.Durations;
 import dev.latchkey.Lease;
-import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
-import dev.latchkey.LockBackendException;
-import dev.latchkey.LockInfo;
 import dev.latchkey.LockKeys;
 import dev.latchkey.LockManager;
-import dev.latchkey.LockTimeoutException;
 import dev.latchkey.process.LockedProcess;
 import dev.latchkey.process.LockedProcess.Guard;
 import dev.latchkey.process.LockedProcess.GuardUnavailableException;
-import dev.latchkey.spi.ManagedLease;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -68,6 +57,10 @@ import picocli.CommandLine.Spec;
  * <p>CMD learns its lease from its environment ({@link JobEnvironment}). {@code --bypass-lock} runs
  * CMD without any lock, so none of the above holds for it but the stop on latchkey's own
  * SIGTERM/SIGINT; it warns on stderr, and refuses the options that only concern the lock.
+ *
+ * <p>This class is the options and their checks; the steps are {@link Acquisition} (taking the lock,
+ * {@code --force}, the busy report), {@link LeasedRun} (CMD under the lease, the loss, the release) and
+ * {@link BypassRun}, each stopping CMD on latchkey's own signals through {@link SignalStop}.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run CMD while holding the lock KEY; exit with CMD's status.",
@@ -90,13 +83,6 @@ final class RunCommand implements Callable<Integer> {
 
     /** Options that only mean something when the lock is taken, refused with --bypass-lock. */
     private static final List<String> LOCK_ONLY_OPTIONS = List.of("--wait", "--ttl", "--force", "--on-lost", "--busy-exit");
-
-    /** Backoff between acquire attempts that failed with a retriable backend error within {@code --wait}. */
-    private static final long RETRY_BACKOFF_MIN_NANOS = 250_000_000L;
-    private static final long RETRY_BACKOFF_MAX_NANOS = 4_000_000_000L;
-
-    /** How long a busy lock's holder may stay invisible before we report it unnamed. */
-    private static final long HOLDER_LOOKUP_NANOS = 2_000_000_000L;
 
     /** The grace where only latchkey's own signals stop CMD (--on-lost=ignore, --bypass-lock). */
     private static final Duration DEFAULT_GRACE = Duration.ofSeconds(10);
@@ -182,78 +168,27 @@ final class RunCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--busy-exit " + busyExit + " is not an exit status: use 0..255");
         }
         PrintWriter err = spec.commandLine().getErr();
-        if (bypassLock) return runBypassing(err);
+        if (bypassLock) {
+            refuseLockOnlyOptions();
+            return BypassRun.run(key, command, graceOnSignalOnly(), leftovers, err);
+        }
         Duration effectiveGrace = onLost == OnLost.kill ? LockedProcess.graceFor(ttl, grace) : graceOnSignalOnly();
         LeaseOptions options = LeaseOptions.ttl(ttl).withMetadata(Map.of("cmd", JobRecord.describe(command, recordArgs)));
         Guard guard; // started first: bash's start overlaps opening the backend and taking the lock
         try {
             guard = Guard.start(effectiveGrace, leftovers);
         } catch (GuardUnavailableException e) {
-            return cannotRun(e, err);
+            return StartFailure.report(e, command.get(0), err);
         }
         try (LockManager locks = root.open(uri)) {
-            if (force) breakHolder(locks, err);
-            Optional<Lease> lease;
-            if (wait.isZero()) {
-                lease = locks.tryAcquire(key, options);
-                if (lease.isEmpty()) return busy(err, holder(locks, Optional.empty()), "");
-            } else {
-                try {
-                    lease = Optional.of(acquireWithin(locks, options));
-                } catch (LockTimeoutException e) {
-                    return busy(err, holder(locks, e.holder()), " after waiting " + Durations.format(wait));
-                }
-            }
-            return runHolding(lease.get(), locks.description(), guard, err);
+            Acquisition acquisition = new Acquisition(locks, key, err);
+            if (force) acquisition.breakHolder();
+            Optional<Lease> lease = acquisition.take(wait, options);
+            if (lease.isEmpty()) return busyExit;
+            return new LeasedRun(key, command, onLost == OnLost.kill, leftovers, ttl, root.env(), err)
+                    .run(lease.get(), locks.description(), guard);
         } finally {
             guard.abandon(); // no job came: the guard exits by itself
-        }
-    }
-
-    /**
-     * {@code acquire} for the whole {@code --wait}: an attempt that fails with a retriable backend
-     * error (a timeout, an unreachable server: the outcome of a claim may be unknown, and the
-     * backend withdraws what it can in the background) is retried with backoff while the wait
-     * lasts; the last error is thrown once it has run out.
-     */
-    private Lease acquireWithin(LockManager locks, LeaseOptions options) throws InterruptedException {
-        long deadline = System.nanoTime() + wait.toNanos();
-        long backoff = RETRY_BACKOFF_MIN_NANOS;
-        while (true) {
-            long left = deadline - System.nanoTime();
-            try {
-                return locks.acquire(key, Duration.ofNanos(Math.max(left, 1)), options);
-            } catch (LockBackendException e) {
-                long pause = Math.min(backoff, deadline - System.nanoTime());
-                if (!e.isRetriable() || pause <= 0) throw e;
-                TimeUnit.NANOSECONDS.sleep(pause);
-                backoff = Math.min(backoff * 2, RETRY_BACKOFF_MAX_NANOS);
-            }
-        }
-    }
-
-    /**
-     * {@code --bypass-lock}: CMD under the same supervision as with a lease (its tree is stopped on
-     * SIGTERM/SIGINT to latchkey), but no lock is taken or looked at, so options about the lock are refused.
-     */
-    private int runBypassing(PrintWriter err) throws InterruptedException {
-        refuseLockOnlyOptions();
-        err.println("latchkey: WARNING: --bypass-lock: running CMD without taking the lock '" + key
-                + "'; it may run beside whoever holds it");
-        err.flush();
-        CompletableFuture<LockedProcess> child = new CompletableFuture<>();
-        Thread hook = stopOnSignal(child, () -> {}, () -> {});
-        Guard guard = null;
-        try {
-            guard = Guard.start(graceOnSignalOnly(), leftovers);
-            child.complete(LockedProcess.of(command).startWithoutLease(guard));
-            return child.join().waitFor();
-        } catch (IOException e) {
-            return cannotRun(e, err);
-        } finally {
-            child.complete(null); // no-op once started; lets a signal's hook go on after a failed start
-            unhook(hook);
-            if (guard != null) guard.abandon();
         }
     }
 
@@ -269,184 +204,6 @@ final class RunCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--bypass-lock takes no lock, so " + String.join(", ", lockOnly)
                     + " cannot apply: drop " + (lockOnly.size() == 1 ? "it" : "them")
                     + ", or drop --bypass-lock to run CMD under the lock");
-        }
-    }
-
-    /**
-     * {@code --force}: breaks the lease that holds KEY as {@code inspect} shows it, and only that one,
-     * so a holder that took the key after the look is left alone (the acquisition then finds it busy).
-     */
-    private void breakHolder(LockManager locks, PrintWriter err) {
-        Optional<LockInfo> seen = locks.inspect(key);
-        if (seen.isEmpty()) return;
-        LockInfo holder = seen.get();
-        if (holder.leaseId() == null) {
-            err.println("latchkey: did not break the lock '" + key + "': the store names no lease for its holder "
-                    + holder.describeHolder() + ", so it could not be broken without risking a later holder; "
-                    + "use 'latchkey release --force " + key + "' to break whoever holds it");
-        } else if (locks.forceRelease(key, holder.leaseId())) {
-            err.println("latchkey: broke the lock '" + key + "' held by " + holder.describeHolder());
-        } else {
-            Optional<LockInfo> now = locks.inspect(key);
-            if (now.isPresent()) {
-                err.println("latchkey: did not break the lock '" + key + "': it changed hands after it was looked up ("
-                        + holder.describeHolder() + " is gone); the new holder " + now.get().describeHolder()
-                        + " is left alone");
-            }
-        }
-        err.flush();
-    }
-
-    /**
-     * Who blocked us. A contender caught mid-acquisition may not have written its record yet when
-     * we look (file://: its OS lock is taken before the record is), so look again briefly.
-     */
-    private Optional<LockInfo> holder(LockManager locks, Optional<LockInfo> known) throws InterruptedException {
-        if (known.isPresent()) return known;
-        long deadline = System.nanoTime() + HOLDER_LOOKUP_NANOS;
-        while (true) {
-            Optional<LockInfo> seen = locks.inspect(key);
-            if (seen.isPresent() || System.nanoTime() > deadline) return seen;
-            Thread.sleep(20);
-        }
-    }
-
-    private int busy(PrintWriter err, Optional<LockInfo> holder, String waited) {
-        err.println("latchkey: lock '" + key + "' is busy" + waited + ": held by "
-                + holder.map(LockInfo::describeHolder).orElse("another holder (it may have just been released)"));
-        err.flush();
-        return busyExit;
-    }
-
-    private int runHolding(Lease lease, String backend, Guard guard, PrintWriter err) throws InterruptedException {
-        AtomicBoolean released = new AtomicBoolean();
-        // completed as soon as CMD has started (or failed to): a signal's hook waits for it, so a
-        // signal that comes while CMD is starting still stops CMD
-        CompletableFuture<LockedProcess> child = new CompletableFuture<>();
-        // then give the lock back; registered before CMD starts, so no signal can leave CMD running without the lock
-        Thread hook = stopOnSignal(child, guard::cancelSlotWait, () -> releaseQuietly(lease, released));
-        int status;
-        AtomicReference<LeaseLostException> lost = new AtomicReference<>();
-        AtomicBoolean warned = new AtomicBoolean();
-        // a loss found only by the release at the end came after CMD ended on its own: nothing was terminated
-        AtomicBoolean cmdEnded = new AtomicBoolean();
-        try {
-            try {
-                child.complete(LockedProcess.of(command).leftovers(leftovers).stopOnLoss(onLost == OnLost.kill)
-                        .slotEnvironment(root.env()).start(guard, lease, backend)); // stops the job on loss
-            } catch (IOException e) {
-                releaseOnce(lease, released);
-                return cannotRun(e, err);
-            } finally {
-                child.complete(null); // no-op once started; lets a signal's hook go on after a failed start
-            }
-            lease.onLost(e -> {
-                lost.compareAndSet(null, e);
-                if (cmdEnded.get()) return; // nothing left to stop or warn about here: the end of the run reports it
-                if (onLost == OnLost.ignore) warnIgnored(err, warned, e);
-            });
-            status = child.join().waitFor(); // with a termination under way: once the whole tree is gone
-            cmdEnded.set(true);
-        } finally {
-            unhook(hook);
-        }
-        // a lease known lost has nothing to give back (and its store may hang a release)
-        if (lost.get() == null) releaseAtEnd(lease, released, lost, err);
-        LeaseLostException e = lost.get();
-        if (e == null) return status;
-        if (onLost == OnLost.kill) {
-            LockedProcess job = child.join();
-            job.awaitTermination(); // a loss signalled just as CMD exited: its kill, if begun, ends first
-            String survivors = job.survivors().orElse("");
-            err.println("latchkey: lost the lock '" + key + "' while CMD ran" + (!job.isTerminating()
-                    ? "; CMD had already ended by itself (status " + status + ")"
-                    : !survivors.isEmpty() ? "; CMD was terminated, except " + survivors
-                    : "; CMD was terminated" + (e.reason().ranOutLocally() ? " before anyone else could get the lock"
-                            : ", but the next holder may have got the lock before")) + ": " + e.getMessage());
-            err.flush();
-            return ExitCodes.LEASE_LOST;
-        }
-        warnIgnored(err, warned, e);
-        return status;
-    }
-
-    /** The release after CMD ended under a lease not known to be lost. */
-    private void releaseAtEnd(Lease lease, AtomicBoolean released, AtomicReference<LeaseLostException> lost, PrintWriter err) {
-        try {
-            releaseOnce(lease, released);
-        } catch (LeaseLostException e) {
-            lost.compareAndSet(null, e);
-        } catch (LockBackendException e) {
-            // CMD finished under a valid lease; the store is unreachable now, and the lease ends at its TTL
-            err.println("latchkey: WARNING: could not release the lock '" + key + "' (it ends at its TTL): "
-                    + e.getMessage());
-            err.flush();
-        }
-    }
-
-    /** {@code --on-lost=ignore}: says once, and exactly, what going on means. */
-    private void warnIgnored(PrintWriter err, AtomicBoolean warned, LeaseLostException e) {
-        if (!warned.compareAndSet(false, true)) return;
-        String nextHolder = e.reason().ranOutLocally()
-                ? "who can get it " + Durations.format(ManagedLease.safetyMargin(ttl)) + " after the loss"
-                : "who may have it already";
-        err.println("latchkey: WARNING: lost the lock '" + key + "' while CMD ran (--on-lost=ignore: CMD was not"
-                + " stopped, so it may run beside the next holder, " + nextHolder + "): " + e.getMessage());
-        err.flush();
-    }
-
-    /**
-     * SIGTERM/SIGINT to latchkey: stops CMD's tree (once started), then runs {@code then}, before the
-     * JVM ends. Remove it with {@link #unhook} once CMD has exited.
-     */
-    private static Thread stopOnSignal(CompletableFuture<LockedProcess> child, Runnable first, Runnable then) {
-        Thread hook = new Thread(() -> {
-            first.run(); // ends a wait for the job slot: CMD is then not started
-            LockedProcess running = child.join(); // null if CMD could not be started
-            if (running != null) {
-                running.terminate();
-                try {
-                    running.awaitTermination();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt(); // shutting down: the guard finishes the job without us
-                }
-            }
-            then.run();
-        }, "latchkey-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        return hook;
-    }
-
-    private static void unhook(Thread hook) {
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException shuttingDown) {
-            // the hook is running and finishes the job itself
-        }
-    }
-
-    /** CMD could not be started: says why, and exits as a shell would. */
-    private int cannotRun(IOException e, PrintWriter err) {
-        String msg = String.valueOf(e.getMessage());
-        if (e instanceof GuardUnavailableException) {
-            err.println("latchkey: " + msg);
-            err.flush();
-            return ExitCodes.UNAVAILABLE;
-        }
-        err.println("latchkey: cannot run '" + command.get(0) + "': " + msg);
-        err.flush();
-        return msg.contains("error=2,") ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
-    }
-
-    private static void releaseOnce(Lease lease, AtomicBoolean released) {
-        if (released.compareAndSet(false, true)) lease.release();
-    }
-
-    private static void releaseQuietly(Lease lease, AtomicBoolean released) {
-        try {
-            releaseOnce(lease, released);
-        } catch (RuntimeException e) {
-            // shutting down: a lost or unreachable lease ends at its TTL anyway
         }
     }
 }
