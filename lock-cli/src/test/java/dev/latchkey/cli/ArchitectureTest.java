@@ -30,6 +30,10 @@ class ArchitectureTest {
     private static final String API = "dev.latchkey";
     private static final String SPI = "dev.latchkey.spi";
     private static final String ENGINE = "dev.latchkey.engine";
+    private static final String POSTGRES = "dev.latchkey.postgres..";
+    private static final String PG_ADVISORY = "dev.latchkey.postgres.advisory";
+    private static final String PG_LEASE = "dev.latchkey.postgres.lease";
+    private static final String PG_SHARED = "dev.latchkey.postgres.shared";
 
     private static boolean isMain(Location location) {
         return !location.contains("/test-classes/") && !location.matches(java.util.regex.Pattern.compile(".*-tests\\.jar.*"));
@@ -39,8 +43,8 @@ class ArchitectureTest {
     void theImportCoversEveryModuleOnTheClassPath() {
         // a rule over packages that were not imported would pass vacuously
         for (String pkg : List.of(API, SPI, ENGINE, "dev.latchkey.file", "dev.latchkey.mem", "dev.latchkey.postgres",
-                "dev.latchkey.clickhouse", "dev.latchkey.s3", "dev.latchkey.gcs", "dev.latchkey.azure", "dev.latchkey.tck",
-                "dev.latchkey.bench", "dev.latchkey.process", "dev.latchkey.cli")) {
+                PG_ADVISORY, PG_LEASE, PG_SHARED, "dev.latchkey.clickhouse", "dev.latchkey.s3", "dev.latchkey.gcs",
+                "dev.latchkey.azure", "dev.latchkey.tck", "dev.latchkey.bench", "dev.latchkey.process", "dev.latchkey.cli")) {
             assertThat(MAIN.containPackage(pkg)).as(pkg).isTrue();
             assertThat(MAIN.getPackage(pkg).getClasses()).as(pkg).isNotEmpty();
         }
@@ -83,10 +87,26 @@ class ArchitectureTest {
      * any library: never another backend, the bench, the kit or the command.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"dev.latchkey.postgres", "dev.latchkey.clickhouse", "dev.latchkey.s3", "dev.latchkey.gcs",
+    @ValueSource(strings = {POSTGRES, "dev.latchkey.clickhouse", "dev.latchkey.s3", "dev.latchkey.gcs",
             "dev.latchkey.azure", "dev.latchkey.tck"})
     void backendsAndTheKitImportOnlyTheApiSpiAndEngineOfLatchkey(String pkg) {
         ofLatchkeyOnly(pkg, API, SPI, ENGINE, pkg);
+    }
+
+    /**
+     * lock-postgres holds two designs on one base: a mode reaches, of lock-postgres, only itself and the
+     * shared parts — never the other mode, nor the entry package that chooses between them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {PG_ADVISORY, PG_LEASE})
+    void postgresModesNeverImportEachOther(String mode) {
+        ofPostgresOnly(mode, mode, PG_SHARED);
+    }
+
+    /** What both PostgreSQL modes share imports neither mode (nor the entry package). */
+    @Test
+    void postgresSharedPartsImportNeitherMode() {
+        ofPostgresOnly(PG_SHARED, PG_SHARED);
     }
 
     /** The bench measures through the API and the SPI's URI; its baselines are found by ServiceLoader. */
@@ -111,6 +131,12 @@ class ArchitectureTest {
     private static void onlyJdkAnd(String pkg, String... allowed) {
         classes().that().resideInAPackage(pkg)
                 .should().onlyDependOnClassesThat(or(resideInAnyPackage("java.."), resideInAnyPackage(allowed)))
+                .check(MAIN);
+    }
+
+    private static void ofPostgresOnly(String pkg, String... allowed) {
+        classes().that().resideInAPackage(pkg)
+                .should().onlyDependOnClassesThat(or(resideOutsideOfPackage(POSTGRES), resideInAnyPackage(allowed)))
                 .check(MAIN);
     }
 

@@ -1,6 +1,9 @@
 package dev.latchkey.postgres;
 
 import dev.latchkey.LockManager;
+import dev.latchkey.postgres.advisory.AdvisoryLockManager;
+import dev.latchkey.postgres.lease.LeaseTableLockManager;
+import dev.latchkey.postgres.shared.PgSettings;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockProvider;
 import dev.latchkey.spi.LockUri;

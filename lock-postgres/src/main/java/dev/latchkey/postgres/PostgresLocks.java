@@ -1,6 +1,7 @@
 package dev.latchkey.postgres;
 
 import dev.latchkey.LockManager;
+import dev.latchkey.postgres.shared.PgSettings;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.spi.LockUri;
 import dev.latchkey.spi.UriOptions;

@@ -8,6 +8,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LeaseLostException;
 import dev.latchkey.LeaseOptions;
 import dev.latchkey.LockManager;
+import dev.latchkey.postgres.shared.PgTestSupport;
 import dev.latchkey.spi.LockContext;
 import dev.latchkey.tck.ExternalServer;
 import dev.latchkey.tck.TakeoverWatch;

@@ -2,6 +2,8 @@ package dev.latchkey.postgres;
 
 import dev.latchkey.Durations;
 import dev.latchkey.bench.LockBench;
+import dev.latchkey.postgres.shared.PgBaselines;
+import dev.latchkey.postgres.shared.PgTestSupport;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

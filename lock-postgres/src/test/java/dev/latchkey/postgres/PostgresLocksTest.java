@@ -9,6 +9,7 @@ import dev.latchkey.Lease;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.LockManager;
 import dev.latchkey.UnsupportedLockUriException;
+import dev.latchkey.postgres.shared.PgTestSupport;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.UUID;
@@ -68,11 +69,7 @@ class PostgresLocksTest {
 
     @Test
     void aPooledSessionThatAlreadyHoldsAnAdvisoryLockIsRefused() {
-        PgSettings s = PgSettings.parse(dev.latchkey.spi.LockUri.parse(PgTestSupport.uri()));
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(s.jdbcUrl);
-        config.setDataSourceProperties(s.properties);
-        config.setMaximumPoolSize(1);
+        HikariConfig config = PgTestSupport.hikariConfig(1, Duration.ofSeconds(30)); // HikariCP's default wait
         // stands for a pool that hands out sessions it never reset: each holds a lock when it arrives
         config.setConnectionInitSql("SELECT pg_advisory_lock(1)");
         try (HikariDataSource pool = new HikariDataSource(config);
