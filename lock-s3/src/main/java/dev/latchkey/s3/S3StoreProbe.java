@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p><b>Cost.</b> 133 requests, 134 where the ETag must go unquoted (Ceph RGW; there also a GET after
  * each loser's 500): seven for the sequential steps (two creates and the GET that follows the refused
  * one, two replaces, a tombstone PUT and the DELETE), 124 racing writes in 31 races of 4, and the race
- * object's tombstone and DELETE: 1.7 to 6.9 s on S3Proxy over Azurite on a loaded 2-core machine. {@code probe=false} skips it, for stores already vetted by
+ * object's tombstone and DELETE: 0.5 to 6.9 s on S3Proxy over Azurite on a 2-core machine, by its load. {@code probe=false} skips it, for stores already vetted by
  * {@code latchkey check}.
  */
 final class S3StoreProbe {
