@@ -161,6 +161,11 @@ public final class S3ConditionalStore implements ConditionalStore {
 
     /** Object {@code key} as it is, tombstone or not. */
     Optional<StoredRecord> readAt(String key) {
+        return readAt(key, staleness == Staleness.SERVER);
+    }
+
+    /** {@link #readAt(String)}, its age by the server's clock if {@code withServerAge} (else null). */
+    Optional<StoredRecord> readAt(String key, boolean withServerAge) {
         ResponseBytes<GetObjectResponse> got;
         requests.incrementAndGet();
         try {
@@ -172,7 +177,7 @@ public final class S3ConditionalStore implements ConditionalStore {
             throw failure("GetObject", key, e);
         }
         GetObjectResponse r = got.response();
-        Duration age = staleness == Staleness.SERVER ? serverAge(r) : null;
+        Duration age = withServerAge ? serverAge(r) : null;
         return Optional.of(new StoredRecord(got.asByteArray(), requireEtag(r.eTag(), "GetObject", key), age));
     }
 

@@ -3,6 +3,7 @@ package dev.latchkey.s3;
 import dev.latchkey.LockBackendException;
 import dev.latchkey.spi.RacingWrites;
 import dev.latchkey.spi.StoreProbe;
+import dev.latchkey.spi.StoredRecord;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,11 +15,13 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The check an {@code s3://} manager makes of its store once, when it opens (or, if the store
  * cannot be reached then, before its first request): that the store honours the two preconditions
- * every lock rests on, and honours them atomically. On one fresh object under
+ * every lock rests on, and honours them atomically. On every open, on one fresh object under
  * {@code <prefix>/.latchkey-probe/} (never listed as a lock) it creates, creates again with
  * {@code If-None-Match: *}, replaces with the current ETag, replaces with the stale one, and deletes.
- * Then it races: {@value #RACERS} creates of a second fresh object at once, then {@value #RACES}
- * times {@value #RACERS} replaces of its current version at once, and deletes it.
+ * Then it reads the marker {@value #MARKER} there; unless that records a race passed less than
+ * {@link #VALIDITY} ago by the store's clock, it races: {@value #RACERS} creates of a second fresh
+ * object at once, then {@value #RACES} times {@value #RACERS} replaces of its current version at
+ * once, deletes that object, and writes the marker.
  *
  * <p><b>Guarantee.</b> A store that let the second create or the stale replace land, or more than
  * one write of a race, is refused with a non-retriable {@link StoreProbe.Untrusted} naming the store
@@ -34,17 +37,35 @@ import java.util.concurrent.atomic.AtomicReference;
  * The replace also teaches the store which form of {@code If-Match} its server honours
  * ({@link S3ConditionalStore}), before the races use it.
  *
- * <p><b>Cost.</b> 133 requests, 134 where the ETag must go unquoted (Ceph RGW; there also a GET after
- * each loser's 500): seven for the sequential steps (two creates and the GET that follows the refused
- * one, two replaces, a tombstone PUT and the DELETE), 124 racing writes in 31 races of 4, and the race
- * object's tombstone and DELETE: 0.5 to 6.9 s on S3Proxy over Azurite on a 2-core machine, by its load. {@code probe=false} skips it, for stores already vetted by
+ * <p><b>The marker</b> caches a verification; it is not a security boundary: anyone who can write
+ * the prefix can write lock records too. It is written only after a race passed (a refused store
+ * never gets one), with {@code If-None-Match: *}, or {@code If-Match} over an expired one; its time is
+ * its {@code Last-Modified}, and its age the {@code Date} of the read minus that, both the store's.
+ * A marker that cannot be written costs only the next open's race.
+ *
+ * <p><b>Cost.</b> An open that finds a fresh marker: 8 requests (the seven sequential ones — two
+ * creates and the GET that follows the refused one, two replaces, a tombstone PUT and the DELETE —
+ * and the marker's GET). An open that races: 135 (Ceph RGW: 136 for the unquoted If-Match, and a
+ * GET after each racing loser's 500): those 8, 124 racing writes in 31 races of 4, the race object's
+ * tombstone and DELETE, and the marker's PUT. Measured on S3Proxy over Azurite on a 2-core machine,
+ * see {@code docs/backends/s3.md}. {@code probe=false} skips it all, for stores already vetted by
  * {@code latchkey check}.
  */
 final class S3StoreProbe {
     private static final System.Logger LOG = System.getLogger(S3StoreProbe.class.getName());
 
-    /** What one probe did and cost. */
-    record Result(int requests, Duration took) {}
+    /** What one probe did and cost; {@code raced}: whether it raced (no fresh marker was found). */
+    record Result(int requests, Duration took, boolean raced) {}
+
+    /** The marker's leaf name: its version is this probe's, so a stronger probe's marker has another name and races again. */
+    static final String MARKER = "race-passed-v1";
+    /** How every marker's content begins (the rest says what passed, and a random id, so that each marker's ETag is new). */
+    private static final String MARKER_CONTENT = "latchkey probe race passed v1: ";
+    /**
+     * How long a passed race is trusted: a store is replaced or reconfigured seldom, and a week bounds
+     * how long a change to a non-atomic one goes unseen while keeping the race off nearly every open.
+     */
+    static final Duration VALIDITY = Duration.ofDays(7);
 
     /** Writes in each race: of 2, 4 and 8, 4 caught S3Proxy's {@code transient} store most often per request. */
     static final int RACERS = 4;
@@ -61,14 +82,39 @@ final class S3StoreProbe {
 
     /** @throws LockBackendException if the store ignored or refused a precondition (or could not be reached) */
     static Result run(S3ConditionalStore store) {
-        return run(store, RACES);
+        return run(store, RACES, VALIDITY);
     }
 
-    /** {@link #run(S3ConditionalStore)} with {@code races} races of replaces (the tests' one to make a miss negligible). */
-    static Result run(S3ConditionalStore store, int races) {
+    /**
+     * {@link #run(S3ConditionalStore)} with {@code races} races of replaces and a marker trusted for
+     * {@code validity} (the tests' ones: to make a miss negligible, to expire a marker).
+     */
+    static Result run(S3ConditionalStore store, int races, Duration validity) {
         long start = System.nanoTime();
-        String key = store.probeKey(UUID.randomUUID().toString());
         long before = store.requests();
+        List<String> ignored = quickChecks(store);
+        String marker = store.probeKey(MARKER);
+        Optional<StoredRecord> passed = ignored.isEmpty() ? store.readAt(marker, true) : Optional.empty();
+        boolean raced = ignored.isEmpty() && !isFresh(passed, validity);
+        if (raced) {
+            Optional<String> lost = race(store, races);
+            if (lost.isPresent()) ignored.add(lost.get());
+            else markPassed(store, marker, passed, races);
+        }
+        if (!ignored.isEmpty()) {
+            throw new StoreProbe.Untrusted("the S3 store " + store.where() + " ignores " + String.join(" and ", ignored)
+                    + ": it cannot hold locks (two holders could both get one). Use a store whose conditional writes are"
+                    + " checked atomically (latchkey check races them); probe=false skips this check");
+        }
+        Result r = new Result((int) (store.requests() - before), Duration.ofNanos(System.nanoTime() - start), raced);
+        LOG.log(System.Logger.Level.DEBUG, () -> "probe of " + store.where() + ": " + r.requests() + " requests, "
+                + r.took().toMillis() + " ms" + (raced ? ", raced" : ", race skipped (a fresh marker)"));
+        return r;
+    }
+
+    /** The sequential steps on one fresh object; returns what the store let through that it must not. */
+    private static List<String> quickChecks(S3ConditionalStore store) {
+        String key = store.probeKey(UUID.randomUUID().toString());
         List<String> ignored = new ArrayList<>();
         String v1 = store.createAt(key, bytes("first")).orElseThrow(() -> busy(store,
                 "PutObject If-None-Match: * of a fresh object (" + key + ") was refused"));
@@ -87,16 +133,32 @@ final class S3StoreProbe {
         } finally {
             cleanUp(store, key, ignored.isEmpty() ? v2 : Optional.empty());
         }
-        if (ignored.isEmpty()) race(store, races).ifPresent(ignored::add);
-        if (!ignored.isEmpty()) {
-            throw new StoreProbe.Untrusted("the S3 store " + store.where() + " ignores " + String.join(" and ", ignored)
-                    + ": it cannot hold locks (two holders could both get one). Use a store whose conditional writes are"
-                    + " checked atomically (latchkey check races them); probe=false skips this check");
+        return ignored;
+    }
+
+    /** Whether {@code marker} records a pass younger than {@code validity}; without the store's Date it is not. */
+    private static boolean isFresh(Optional<StoredRecord> marker, Duration validity) {
+        return marker.filter(m -> new String(m.data(), StandardCharsets.UTF_8).startsWith(MARKER_CONTENT))
+                .map(StoredRecord::age)
+                .filter(age -> age.compareTo(validity) < 0)
+                .isPresent();
+    }
+
+    /**
+     * Writes the marker of a passed race, conditionally over the one read before (if any). Best
+     * effort: a probe racing this one may have written it first, and a marker not written costs only
+     * the next open's race.
+     */
+    private static void markPassed(S3ConditionalStore store, String marker, Optional<StoredRecord> old, int races) {
+        byte[] content = (MARKER_CONTENT + RACERS + " racing creates, then " + races + " races of " + RACERS
+                + " replaces, each with one winner; probe " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+        try {
+            if (old.isPresent()) store.replaceAt(marker, old.get().version(), content);
+            else store.createIfAbsent(marker, content, null);
+        } catch (LockBackendException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not write the probe's marker " + marker + " in " + store.where()
+                    + " (the next open races again): " + e.getMessage());
         }
-        Result r = new Result((int) (store.requests() - before), Duration.ofNanos(System.nanoTime() - start));
-        LOG.log(System.Logger.Level.DEBUG, () -> "probe of " + store.where() + ": " + r.requests() + " requests, "
-                + r.took().toMillis() + " ms");
-        return r;
     }
 
     /**

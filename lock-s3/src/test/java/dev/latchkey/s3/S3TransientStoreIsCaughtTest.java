@@ -78,12 +78,13 @@ class S3TransientStoreIsCaughtTest {
      * The probe's races catch this store by chance: 2 or more of 4 held replaces won in 97 of 592
      * races measured (16%, 100 fresh JVMs, load averages 8 to 18 on two cores). With 100 races instead
      * of the default {@value S3StoreProbe#RACES}, the chance that a probe misses it is 0.84^100, about 2e-8.
+     * A refused store never gets the marker of a passed race.
      */
     @Test
     void probeRefusesTheStoreNamingItAndTheRaceItLost() {
         String endpoint = LockUri.parse(uri).param("endpoint").orElseThrow();
         try (S3ConditionalStore store = S3Server.newStore(uri)) {
-            assertThatThrownBy(() -> S3StoreProbe.run(store, 100))
+            assertThatThrownBy(() -> S3StoreProbe.run(store, 100, S3StoreProbe.VALIDITY))
                     .isExactlyInstanceOf(StoreProbe.Untrusted.class)
                     .hasMessageContaining(endpoint)
                     .hasMessageContaining("ignores If-Match when writes race (")
@@ -91,6 +92,7 @@ class S3TransientStoreIsCaughtTest {
                     .hasMessageContaining("probe=false")
                     .satisfies(e -> assertThat(((StoreProbe.Untrusted) e).isRetriable()).isFalse());
             assertThat(store.list("")).as("records listed after the probe").noneMatch(n -> n.contains("probe"));
+            assertThat(store.readAt(store.probeKey(S3StoreProbe.MARKER))).as("the race's marker after the refusal").isEmpty();
         }
     }
 
