@@ -34,10 +34,12 @@ import java.util.Set;
  * {@code timeout} each (default 3 s), and ends within {@code maxAttempts × timeout + 1 s}
  * ({@link S3Clients}), so an unreachable store surfaces in seconds, well inside a lease's margin.
  *
- * <p><b>Probe.</b> When a manager opens, the store is checked once ({@link S3StoreProbe}: seven or
- * eight requests on one object under {@code <prefix>/.latchkey-probe/}; if the store cannot be reached
- * then, before the manager's first request): a store that ignores
- * {@code If-None-Match: *} or a stale {@code If-Match} (s3rver) is refused with a
+ * <p><b>Probe.</b> When a manager opens, the store is checked once ({@link S3StoreProbe}: 8
+ * requests under {@code <prefix>/.latchkey-probe/}, and 135, most of them racing writes, when no
+ * marker there records a race passed in the last 7 days; if the store cannot be reached then,
+ * before the manager's first request): a store that ignores
+ * {@code If-None-Match: *} or a stale {@code If-Match} (s3rver), or lets more than one racing write
+ * win (S3Proxy's {@code transient} store, by chance), is refused with a
  * {@link dev.latchkey.LockBackendException} naming it. {@code probe=false} skips the check, for a
  * store vetted by {@code latchkey check}.
  *
