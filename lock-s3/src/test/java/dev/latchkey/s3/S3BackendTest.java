@@ -66,11 +66,15 @@ class S3BackendTest {
             assertThat(m.list(tag)).extracting(LockInfo::key).containsExactlyInAnyOrderElementsOf(keys);
 
             List<String> objects = new ArrayList<>();
+            List<String> probe = new ArrayList<>();
             try (S3Client raw = S3Server.rawClient(uri)) {
                 for (S3Object o : raw.listObjectsV2Paginator(b -> b.bucket(parsed.host())).contents()) {
-                    if (o.key().contains(tag)) objects.add(o.key());
+                    if (!o.key().contains(tag)) continue;
+                    (o.key().startsWith(prefix + "/.latchkey-probe/") ? probe : objects).add(o.key());
                 }
             }
+            // besides the locks, only the probe's record of its passed race (its own objects it deletes)
+            assertThat(probe).containsExactly(prefix + "/.latchkey-probe/race-passed-v1");
             assertThat(objects).hasSize(keys.size())
                     .allSatisfy(k -> assertThat(k).matches(prefix + "/([a-z0-9_-]|~[0-9A-F]{2})+\\.lock"));
             for (Lease l : leases) l.release();
